@@ -1,0 +1,99 @@
+// Creation kernels: zeros, ones, full, arange and the counter-based random
+// tensors.
+//
+// random_normal / random_uniform element i depends only on (seed, i), so
+// every thread, device and backend produces the same tensor for a seed (the
+// formula is in Kernels.h). Values are computed in double and rounded once
+// to the result's dtype.
+#include "backend/cpu/KernelSupport.h"
+
+#include <cstring>
+
+namespace mdl::backend::cpu {
+
+using ir::OpKind;
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+double randomUnit(uint64_t seed, uint64_t i) {
+  return double(splitmix64(seed * 0x9E3779B97F4A7C15ull + i) >> 11) * 0x1.0p-53;
+}
+
+namespace {
+
+constexpr double kPi = 3.141592653589793;
+
+template <typename F> Status fillRandom(Tensor &y, F valueAt) {
+  return visitDType(y.dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsFloat<T>) {
+      return std::string("random tensors must be floating-point, not ") +
+             ir::dtypeName(y.dtype());
+    } else {
+      T *p = y.data<T>();
+      int64_t n = y.numElements();
+#pragma omp parallel for if (n >= kParallelCostly && !omp_in_parallel())       \
+    schedule(static)
+      for (int64_t i = 0; i < n; ++i)
+        p[i] = Elem<T>::store(ComputeT<T>(valueAt(uint64_t(i))));
+      return std::nullopt;
+    }
+  });
+}
+
+} // namespace
+
+Status runCreation(const ir::Operation &op, const std::vector<Tensor> &in,
+                   std::vector<Tensor> &out) {
+  Tensor &y = out[0];
+  int64_t n = y.numElements();
+  switch (op.kind) {
+  case OpKind::Zeros:
+    std::memset(y.raw(), 0, y.byteSize());
+    return std::nullopt;
+  case OpKind::Ones:
+    fillInt(y.dtype(), y.raw(), n, 1);
+    return std::nullopt;
+  case OpKind::Full: {
+    const ir::Attribute *v = op.attr("value");
+    if (v && v->kind() == ir::Attribute::Kind::Int)
+      fillInt(y.dtype(), y.raw(), n, v->asInt());
+    else
+      fillValue(y.dtype(), y.raw(), n, op.floatAttr("value", 0));
+    return std::nullopt;
+  }
+  case OpKind::Arange:
+    if (y.dtype() == ir::DType::I64) {
+      int64_t *p = y.data<int64_t>();
+      for (int64_t i = 0; i < n; ++i)
+        p[i] = i;
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        y.setInt(i, i);
+    }
+    return std::nullopt;
+  case OpKind::RandomUniform: {
+    uint64_t seed = uint64_t(op.intAttr("seed", 0));
+    double lo = op.floatAttr("lo", 0), hi = op.floatAttr("hi", 1);
+    return fillRandom(
+        y, [=](uint64_t i) { return lo + (hi - lo) * randomUnit(seed, i); });
+  }
+  case OpKind::RandomNormal: {
+    uint64_t seed = uint64_t(op.intAttr("seed", 0));
+    double mean = op.floatAttr("mean", 0), std = op.floatAttr("std", 1);
+    return fillRandom(y, [=](uint64_t i) {
+      double r = std::sqrt(-2 * std::log(1 - randomUnit(seed, 2 * i)));
+      return mean + std * r * std::cos(2 * kPi * randomUnit(seed, 2 * i + 1));
+    });
+  }
+  default:
+    return std::string("no creation kernel for '") + ir::opName(op.kind) + "'";
+  }
+}
+
+} // namespace mdl::backend::cpu

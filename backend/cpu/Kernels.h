@@ -1,0 +1,50 @@
+// CPU kernels: one implementation per standard-library operation, for every
+// element type the operation's shape rule accepts.
+//
+// Kernels run on static shapes (after specialization). Outputs arrive
+// allocated with the operation's result types; a kernel only fills them.
+// Element-wise kernels broadcast as NumPy does and use OpenMP above a size
+// threshold; matmul goes through BLAS for f32/f64.
+#pragma once
+
+#include "backend/runtime/Tensor.h"
+#include "ir/IR.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mdl::backend::cpu {
+
+/// True when runKernel implements `kind` (structural operations such as
+/// `if` or `call` are the interpreter's business, not a kernel's).
+bool hasKernel(ir::OpKind kind);
+
+/// Runs the kernel of `op` (its kind, attributes and result types) on
+/// `inputs`, filling `outputs`. Returns an error message for run-time
+/// failures (an index out of range, memory exhausted), nullopt on success.
+std::optional<std::string> runKernel(const ir::Operation &op,
+                                     const std::vector<Tensor> &inputs,
+                                     std::vector<Tensor> &outputs);
+
+/// The counter-based generator behind random_normal / random_uniform, so
+/// every backend and device produces the same numbers for a seed:
+///   u(seed, i) = (splitmix64(seed * 0x9E3779B97F4A7C15 + i) >> 11) * 2^-53
+/// uniform element i  = lo + (hi - lo) * u(seed, i)
+/// normal element i   = mean + std * sqrt(-2 ln(1 - u(seed, 2i))) *
+///                      cos(2 pi u(seed, 2i + 1))
+/// All arithmetic is on uint64 (wrapping); the seed is the i64 attribute
+/// reinterpreted as uint64; values are computed in double and rounded once
+/// to the result dtype. randomUnit(1, 0) = 0.43152799704850997.
+double randomUnit(uint64_t seed, uint64_t i);
+
+/// SplitMix64's output function applied to one state, increment included:
+///   x += 0x9E3779B97F4A7C15
+///   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+///   x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+///   return x ^ (x >> 31)
+/// (splitmix64(0) = 0xE220A8397B1DCDAF, the first output of SplitMix64
+/// seeded with 0.)
+uint64_t splitmix64(uint64_t x);
+
+} // namespace mdl::backend::cpu

@@ -1,0 +1,36 @@
+// The parser: mdl source text in, AST (frontend/AST.h) out.
+//
+// This is the first stage of the frontend. It lexes and parses with the
+// ANTLR grammar in grammar/Mdl.g4, applies the layout rules (which newlines
+// end a statement), and converts the parse tree into the AST; nothing here
+// exposes ANTLR types. Every syntax error becomes an E0001 diagnostic.
+#pragma once
+
+#include "frontend/AST.h"
+#include "frontend/SourceManager.h"
+#include "ir/Diagnostics.h"
+
+#include <cstddef>
+#include <memory>
+
+namespace mdl::frontend {
+
+/// Parses one source buffer. Reports every syntax error (code E0001) to
+/// `diags`; returns null if there was any, else the AST. Never throws.
+std::unique_ptr<SourceFile> parseSource(const SourceBuffer &buf,
+                                        ir::DiagnosticEngine &diags);
+
+/// Maximum nesting depth of brackets/unary operators/blocks accepted (deeper
+/// input gets E0001 "nesting too deep (N levels; the limit is M)"). A chain
+/// of binary operators counts one level per operator, since it becomes a
+/// tree of that depth.
+constexpr int kMaxNesting = 1000;
+
+/// At most this many syntax errors are reported for one file (at most one
+/// per line); parsing stops after that.
+constexpr int kMaxSyntaxErrors = 50;
+
+/// Largest source accepted, in bytes; larger files get one E0001 diagnostic.
+constexpr size_t kMaxSourceBytes = size_t(1) << 30;
+
+} // namespace mdl::frontend

@@ -1,0 +1,40 @@
+// The source manager: owns the text of every file the compiler reads and
+// answers "what is on line N of file F" for diagnostics with carets.
+#pragma once
+
+#include "ir/Location.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace mdl::frontend {
+
+/// One loaded file.
+struct SourceBuffer {
+  uint32_t fileId = 0;
+  std::string path;
+  std::string text;
+  std::vector<size_t> lineStarts; // offset of each line's first byte
+
+  /// Text of a 1-based line without its newline.
+  std::string_view line(uint32_t n) const;
+};
+
+class SourceManager {
+public:
+  /// Reads a file from disk. On failure returns null and sets `error`.
+  const SourceBuffer *load(const std::string &path, std::string &error);
+  /// Registers text that does not come from a file (REPL input, tests).
+  const SourceBuffer *addBuffer(const std::string &name, std::string text);
+  /// The buffer of a file id, or null if the file was not loaded here.
+  const SourceBuffer *get(uint32_t fileId) const;
+
+private:
+  std::unordered_map<uint32_t, std::unique_ptr<SourceBuffer>> buffers_;
+};
+
+} // namespace mdl::frontend

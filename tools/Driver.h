@@ -1,0 +1,41 @@
+// The compiler driver behind the `mdl` command: one Compilation object runs
+// the pipeline (load, check, lower, verify, specialize, ...) step by step,
+// and the commands (run, check, ir) are short functions on top of it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace mdl::tools {
+
+/// Everything the command line can set.
+struct DriverOptions {
+  std::string file;
+  std::string entry;                   // empty: main
+  std::vector<std::string> inputs;     // NAME=FILE or K=FILE
+  std::string outDir;                  // --out
+  std::string backend = "interp";      // interp | jit
+  std::string diagnostics = "text";    // text | json
+  std::string after;                   // mdl ir --after PASS
+  std::vector<std::string> printIrAfter;
+  bool verifyEach = false;
+  bool timings = false;
+  int repeat = 0;
+  bool explain = false;
+  bool strictPlacement = false;
+  std::string fallback = "cpu";
+  std::vector<std::string> deviceMap; // A=B
+  bool quiet = false;                  // do not print results
+};
+
+/// Exit codes: 0 success, 1 diagnostics (errors in the program or its
+/// data), 2 usage errors (reported by the command-line parser).
+int runCommand(const DriverOptions &o);
+int checkCommand(const DriverOptions &o);
+int irCommand(const DriverOptions &o);
+
+/// Runs `fn` on a thread with a large stack (deeply nested programs recurse
+/// deeply in every pass) and returns its result.
+int withLargeStack(int (*fn)(const DriverOptions &), const DriverOptions &o);
+
+} // namespace mdl::tools

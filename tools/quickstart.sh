@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Sets up a Debian 12 machine for mdl and builds it, then either runs an
+# example (`example`, the default) or the whole test suite (`test`).
+#
+#   tools/quickstart.sh example   # install what is missing, build, run examples/mlp.mdl
+#   tools/quickstart.sh test      # install what is missing, build, run every test
+#
+# Missing Debian packages are installed with apt-get (as root, or through
+# sudo). Nothing is downloaded from anywhere else.
+set -euo pipefail
+
+mode=${1:-example}
+case "$mode" in
+  example|test) ;;
+  *) echo "usage: $0 [example|test]" >&2; exit 2 ;;
+esac
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+packages=(
+  cmake ninja-build g++ make pkg-config
+  antlr4 libantlr4-runtime-dev
+  llvm-19-dev llvm-19-tools libzstd-dev
+  libopenblas-dev libomp-dev
+  libgtest-dev libbenchmark-dev
+  nlohmann-json3-dev libcli11-dev
+  python3 python3-numpy
+  graphviz
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "== installing: ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
+  "${sudo[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+jobs=$(nproc)
+echo "== configuring and building (build/, $jobs jobs)"
+cmake --preset default >/dev/null
+cmake --build --preset default -j "$jobs"
+
+if [ "$mode" = example ]; then
+  echo "== mdl check examples/mlp.mdl"
+  build/bin/mdl check examples/mlp.mdl
+  echo "== mdl run examples/mlp.mdl"
+  build/bin/mdl run examples/mlp.mdl
+else
+  echo "== running the test suite"
+  ctest --test-dir build --output-on-failure -j "$jobs" --timeout 1200
+fi
