@@ -2,7 +2,7 @@
 // error messages, and the conversion of the parse tree into the AST.
 //
 // This is the only hand-written file that sees ANTLR types. The token pass
-// sits between the generated lexer and parser:
+// (Driver) sits between the generated lexer and parser:
 //   1. it reads bytes (a custom CharStream, so columns count bytes and no
 //      input can make the runtime throw on decoding);
 //   2. it reports stray characters, unterminated strings, bad escapes and
@@ -10,13 +10,16 @@
 //   3. it applies the layout rules (Layout, in Parser.cpp): keeps only the
 //      newlines that may end a statement, measures the nesting depth;
 //   4. it folds large all-number tensor literals into one PACKED_TENSOR token
-//      whose AST it builds directly (LiteralPacker);
+//      whose AST is built directly (LiteralPacker, in Parser.cpp);
 //   5. it cuts the stream into chunks at item keywords that start a line,
 //      and parses each chunk on its own: memory stays bounded by the largest
-//      item, and a broken item cannot swallow the next one.
+//      item, and a broken item cannot swallow the next one;
+//   6. it cuts a very large function into pieces after statements of its
+//      body, so that even one huge function is parsed in bounded memory.
 // Each chunk is parsed with SLL prediction and a bail-out strategy first; on
 // failure it is parsed again with full LL and ErrorReporter, which words the
-// errors. TreeBuilder then quotes each grammar rule above its conversion.
+// errors. TreeBuilder then converts the tree, quoting each grammar rule
+// above its conversion.
 #include "frontend/AstBuilder.h"
 #include "frontend/Parser.h"
 
@@ -26,9 +29,8 @@
 #include "antlr4-runtime.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cstring>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -92,21 +94,8 @@ public:
       return {};
     return std::string_view(buf_.text).substr(s, e - s + 1);
   }
-  /// The location at `line`/`col` of the range [begin, end) of the text,
-  /// clipped to its first line.
   Location at(size_t line, size_t col, size_t begin, size_t end) const {
-    size_t len = 1;
-    if (end > begin && begin < buf_.text.size()) {
-      end = std::min(end, buf_.text.size());
-      const char *s = buf_.text.data() + begin;
-      const void *nl = std::memchr(s, '\n', end - begin);
-      len = nl ? static_cast<const char *>(nl) - s : end - begin;
-      if (nl && len > 0 && s[len - 1] == '\r')
-        --len;
-      len = std::max<size_t>(len, 1);
-    }
-    return {buf_.fileId, static_cast<uint32_t>(line),
-            static_cast<uint32_t>(col), static_cast<uint32_t>(len)};
+    return rangeLocation(buf_, line, col, begin, end);
   }
   Location loc(const Token *t) const {
     return at(t->getLine(), t->getCharPositionInLine() + 1, t->getStartIndex(),
@@ -129,111 +118,7 @@ private:
   const SourceBuffer &buf_;
 };
 
-// --- Literals --------------------------------------------------------------------------
-
 constexpr uint64_t kInt64Max = 9223372036854775807ull;
-constexpr const char *kInt64MaxText = "9223372036854775807";
-
-/// Decimal digits to a value; nullopt above 2^64 - 1.
-std::optional<uint64_t> parseDigits(std::string_view s) {
-  uint64_t v = 0;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (r.ec != std::errc() || r.ptr != s.data() + s.size())
-    return std::nullopt;
-  return v;
-}
-
-/// A float literal's value; false if it is too large for f64 (a literal
-/// too small for it becomes 0).
-bool parseFloat(std::string_view s, double &out) {
-  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (r.ec == std::errc())
-    return true;
-  // Out of range: overflow or underflow? Find the decimal exponent of the
-  // first significant digit.
-  long exp10 = 0, firstDigit = 0;
-  bool seen = false, afterPoint = false;
-  long pos = 0;
-  size_t i = 0;
-  for (; i < s.size() && s[i] != 'e' && s[i] != 'E'; ++i) {
-    if (s[i] == '.') {
-      afterPoint = true;
-      continue;
-    }
-    if (!seen && s[i] != '0') {
-      seen = true;
-      firstDigit = afterPoint ? -(pos + 1) : 0;
-    }
-    if (seen && !afterPoint)
-      ++firstDigit;
-    if (afterPoint)
-      ++pos;
-  }
-  if (i < s.size()) {
-    std::string_view e = s.substr(i + 1);
-    bool neg = !e.empty() && e[0] == '-';
-    if (!e.empty() && (e[0] == '-' || e[0] == '+'))
-      e.remove_prefix(1);
-    long v = 0;
-    for (char c : e)
-      v = std::min(v * 10 + (c - '0'), 100000L);
-    exp10 = neg ? -v : v;
-  }
-  out = 0;
-  return !seen || firstDigit + exp10 <= 0;
-}
-
-/// The value of a string token's text (with quotes); `badAt` receives the
-/// offset of the first unknown escape within the text, or npos.
-std::string unescape(std::string_view quoted, size_t *badAt = nullptr) {
-  if (badAt)
-    *badAt = std::string_view::npos;
-  std::string out;
-  if (quoted.size() < 2)
-    return out;
-  out.reserve(quoted.size() - 2);
-  for (size_t i = 1; i + 1 < quoted.size(); ++i) {
-    char c = quoted[i];
-    if (c != '\\' || i + 2 >= quoted.size()) {
-      out += c;
-      continue;
-    }
-    char n = quoted[++i];
-    if (n == 'n')
-      out += '\n';
-    else if (n == '"' || n == '\\')
-      out += n;
-    else {
-      if (badAt && *badAt == std::string_view::npos)
-        *badAt = i - 1;
-      out += '\\';
-      out += n;
-    }
-  }
-  return out;
-}
-
-/// An INT or FLOAT literal node; `ok` is false if the value does not fit.
-ExprPtr numberLit(size_t type, std::string_view text, Location loc, bool &ok) {
-  if (type == P::INT) {
-    auto v = parseDigits(text);
-    ok = v && *v <= kInt64Max;
-    return std::make_unique<IntLit>(loc, ok ? static_cast<int64_t>(*v) : 0);
-  }
-  double d = 0;
-  ok = parseFloat(text, d);
-  return std::make_unique<FloatLit>(loc, d);
-}
-
-bool isMinInt64(std::string_view text) {
-  auto v = parseDigits(text);
-  return v && *v == kInt64Max + 1;
-}
-
-std::string intOverflowMessage(std::string_view text) {
-  return "integer literal " + std::string(text) +
-         " does not fit in i64 (the largest is " + kInt64MaxText + ")";
-}
 
 // --- Token roles -------------------------------------------------------------------------
 
@@ -298,6 +183,9 @@ struct Chunk {
   Location eofLoc;
   size_t eofOffset = 0;
   std::string eofWhat;
+  /// In a later piece of a large function: where its body's `{` is.
+  Location outerBrace;
+  size_t firstType = 0; // of the chunk's first token
 
   /// Empties the chunk for the next one, keeping the vectors' storage.
   void reset() {
@@ -307,6 +195,7 @@ struct Chunk {
     count = 0;
     tooDeep = false;
     maxDepth = 0;
+    firstType = 0;
   }
 };
 
@@ -399,13 +288,33 @@ protected:
   }
   void reportMissingToken(antlr4::Parser *p) override { reportAtCurrent(p); }
 
+  /// Skips to a token of `set` like the default strategy, but steps over
+  /// whole bracketed groups: a `}` that closes a block opened inside the
+  /// skipped text does not stop recovery (one error instead of a cascade).
+  void consumeUntil(antlr4::Parser *p,
+                    const antlr4::misc::IntervalSet &set) override {
+    int depth = 0;
+    for (size_t tt = p->getInputStream()->LA(1); tt != Token::EOF;
+         tt = p->getInputStream()->LA(1)) {
+      if (depth == 0 && set.contains(tt))
+        return;
+      if (tt == P::LPAREN || tt == P::LBRACK || tt == P::LBRACE)
+        ++depth;
+      else if ((tt == P::RPAREN || tt == P::RBRACK || tt == P::RBRACE) &&
+               depth > 0)
+        --depth;
+      p->consume();
+    }
+  }
+
 private:
   static antlr4::misc::IntervalSet
   expectedAt(antlr4::Parser *p, const antlr4::atn::ATNConfigSet &configs);
+  using Visited = std::set<std::pair<const void *, const void *>>;
   static void addExpected(antlr4::Parser *p, antlr4::atn::ATNState *state,
                           const std::shared_ptr<antlr4::atn::PredictionContext> &ctx,
                           bool fullCtx, antlr4::misc::IntervalSet &out,
-                          int depth);
+                          Visited &visited);
 
   void reportAtCurrent(antlr4::Parser *p) {
     if (inErrorRecoveryMode(p))
@@ -435,9 +344,10 @@ antlr4::misc::IntervalSet
 ErrorReporter::expectedAt(antlr4::Parser *p,
                           const antlr4::atn::ATNConfigSet &configs) {
   antlr4::misc::IntervalSet out;
+  Visited visited;
   try {
     for (const auto &c : configs.configs)
-      addExpected(p, c->state, c->context, configs.fullCtx, out, 0);
+      addExpected(p, c->state, c->context, configs.fullCtx, out, visited);
   } catch (const std::exception &) {
     return {}; // a plain "unexpected X" then
   }
@@ -451,7 +361,9 @@ ErrorReporter::expectedAt(antlr4::Parser *p,
 void ErrorReporter::addExpected(
     antlr4::Parser *p, antlr4::atn::ATNState *state,
     const std::shared_ptr<antlr4::atn::PredictionContext> &ctx, bool fullCtx,
-    antlr4::misc::IntervalSet &out, int depth) {
+    antlr4::misc::IntervalSet &out, Visited &visited) {
+  if (!visited.insert({state, ctx.get()}).second)
+    return; // the stack is a graph: each (state, context) once
   const antlr4::atn::ATN &atn = p->getATN();
   antlr4::misc::IntervalSet next = atn.nextTokens(state);
   if (!next.contains(Token::EPSILON)) {
@@ -460,8 +372,6 @@ void ErrorReporter::addExpected(
   }
   next.remove(Token::EPSILON);
   out.addAll(next);
-  if (depth > 64)
-    return;
   auto followOuter = [&] {
     if (fullCtx) {
       out.add(Token::EOF);
@@ -485,7 +395,7 @@ void ErrorReporter::addExpected(
       followOuter();
     else if (ret < atn.states.size())
       addExpected(p, atn.states[ret], ctx->getParent(i), fullCtx, out,
-                  depth + 1);
+                  visited);
   }
 }
 
@@ -493,14 +403,25 @@ void ErrorReporter::report(Token *t, const antlr4::misc::IntervalSet *expected) 
   ++errors;
   std::vector<ir::DiagNote> notes;
   std::vector<std::string> phrases;
-  bool nameExpected = false;
-  if (expected) {
-    nameExpected = expected->contains(static_cast<size_t>(P::ID));
+  if (expected)
     phrases = describeExpected(*expected, t, notes);
-  }
+  // "found 'in' (a reserved word)" only where a plain name was wanted.
+  bool nameExpected =
+      std::find(phrases.begin(), phrases.end(), "a name") != phrases.end();
   if (t->getType() == P::ASSIGN && expected && expected->contains(size_t(P::NL)))
     notes.push_back({{}, "a name is bound with 'let NAME = VALUE'"});
   std::string found = describeFound(t, nameExpected);
+  size_t tt = t->getType();
+  if ((tt == P::RPAREN || tt == P::RBRACK || tt == P::RBRACE) &&
+      t->getTokenIndex() < chunk_.enclosing.size() &&
+      chunk_.enclosing[t->getTokenIndex()] < 0) {
+    std::string_view closer = src_.text(t);
+    std::string opener = tt == P::RPAREN ? "(" : tt == P::RBRACK ? "[" : "{";
+    log_.add(ErrorSource::Parser, locOf(t),
+             "unmatched '" + std::string(closer) + "': no '" + opener +
+                 "' is open here");
+    return;
+  }
   std::string msg = phrases.empty()
                         ? "unexpected " + found
                         : "expected " + joinPhrases(phrases) + ", found " + found;
@@ -574,20 +495,26 @@ ErrorReporter::describeExpected(antlr4::misc::IntervalSet set, Token *found,
     openIdx = chunk_.enclosing.empty() ? -1 : chunk_.enclosing.back();
   else if (found->getTokenIndex() < chunk_.enclosing.size())
     openIdx = chunk_.enclosing[found->getTokenIndex()];
-  Token *opener = openIdx >= 0 ? tokens_.get(static_cast<size_t>(openIdx))
-                               : nullptr;
-  size_t closer = !opener                             ? 0
-                  : opener->getType() == P::LPAREN    ? P::RPAREN
-                  : opener->getType() == P::LBRACK    ? P::RBRACK
-                                                      : P::RBRACE;
-  if (opener) {
+  std::optional<Location> openLoc;
+  size_t openType = 0;
+  if (openIdx >= 0) {
+    Token *o = tokens_.get(static_cast<size_t>(openIdx));
+    openLoc = src_.loc(o);
+    openType = o->getType();
+  } else if (openIdx == Layout::kOpenedEarlier && chunk_.outerBrace.valid()) {
+    openLoc = chunk_.outerBrace;
+    openType = P::LBRACE;
+  }
+  size_t closer = openType == P::LPAREN   ? P::RPAREN
+                  : openType == P::LBRACK ? P::RBRACK
+                                          : P::RBRACE;
+  if (openLoc) {
     size_t ft = found->getType();
     bool foundCloser = ft == P::RPAREN || ft == P::RBRACK || ft == P::RBRACE;
-    bool laterLine = opener->getType() != P::LBRACE &&
-                     found->getLine() > opener->getLine();
+    bool laterLine = openType != P::LBRACE && found->getLine() > openLoc->line;
     if (!set.contains(closer) ||
         !(ft == Token::EOF || (foundCloser && ft != closer) || laterLine))
-      opener = nullptr;
+      openLoc.reset();
   }
 
   std::vector<std::string> words;
@@ -613,12 +540,14 @@ ErrorReporter::describeExpected(antlr4::misc::IntervalSet set, Token *found,
         w = vocab_.getSymbolicName(type);
       break;
     }
-    if (opener && type == closer) {
-      Location ol = src_.loc(opener);
-      std::string open(src_.text(opener));
+    if (openLoc && type == closer) {
+      std::string open = openType == P::LPAREN   ? "("
+                         : openType == P::LBRACK ? "["
+                                                 : "{";
       closerWord = w + " to close '" + open + "' at " +
-                   std::to_string(ol.line) + ":" + std::to_string(ol.col);
-      notes.push_back({ol, "'" + open + "' opened here"});
+                   std::to_string(openLoc->line) + ":" +
+                   std::to_string(openLoc->col);
+      notes.push_back({*openLoc, "'" + open + "' opened here"});
       continue;
     }
     words.push_back(std::move(w));
@@ -655,11 +584,27 @@ public:
 
   // file : sep* (item (sep+ item)*)? sep* EOF ;
   void buildFile(P::FileContext *c, std::vector<std::unique_ptr<Item>> &out) {
-    for (auto *child : c->children)
-      if (auto *item = dynamic_cast<P::ItemContext *>(child)) {
-        item->accept(this);
-        out.push_back(std::move(take(item_)));
-      }
+    items(c, out);
+  }
+
+  // fnHead : fnHeader LBRACE sep* (stmt (sep+ stmt)* sep*)? EOF ;
+  std::unique_ptr<FnItem> buildHead(P::FnHeadContext *c) {
+    std::unique_ptr<FnItem> fn = fnHeader(child<P::FnHeaderContext>(c, 0));
+    fn->loc = loc(c);
+    fn->body.open = loc(tokenAt(c, 1));
+    stmts(c, fn->body);
+    return fn;
+  }
+
+  // fnMiddle : sep* (stmt (sep+ stmt)* sep*)? EOF ;
+  void buildMiddle(P::FnMiddleContext *c, FnItem &fn) { stmts(c, fn.body); }
+
+  // fnTail : sep* (stmt (sep+ stmt)* sep*)? RBRACE (sep+ item)* sep* EOF ;
+  void buildTail(P::FnTailContext *c, FnItem &fn,
+                 std::vector<std::unique_ptr<Item>> &out) {
+    stmts(c, fn.body);
+    fn.body.close = loc(c->RBRACE());
+    items(c, out);
   }
 
 private:
@@ -713,6 +658,16 @@ private:
     c->accept(this);
     return take(stmt_);
   }
+  void items(antlr4::ParserRuleContext *c,
+             std::vector<std::unique_ptr<Item>> &out) {
+    for (auto *child : c->children)
+      if (auto *item = dynamic_cast<P::ItemContext *>(child)) {
+        item->accept(this);
+        out.push_back(std::move(take(item_)));
+      }
+  }
+  std::unique_ptr<FnItem> fnHeader(P::FnHeaderContext *c);
+  void stmts(antlr4::ParserRuleContext *c, Block &into);
   TypeNode type(Token *elemType, P::ShapeContext *shape);
   TypeNode type(P::TypeContext *c) {
     return type(c->ELEMTYPE()->getSymbol(), c->shape());
@@ -815,11 +770,20 @@ antlrcpp::Any TreeBuilder::visitParamItem(P::ParamItemContext *c) {
   return {};
 }
 
-// | FN ID LPAREN (fnParam (COMMA fnParam)* COMMA?)? RPAREN
-//   (ARROW results)? block  # fnItem
+// | fnHeader block  # fnItem
+antlrcpp::Any TreeBuilder::visitFnItem(P::FnItemContext *c) {
+  std::unique_ptr<FnItem> item = fnHeader(child<P::FnHeaderContext>(c, 0));
+  item->loc = loc(c);
+  item->body = block(child<P::BlockContext>(c, 1));
+  item_ = std::move(item);
+  return {};
+}
+
+// fnHeader : FN ID LPAREN (fnParam (COMMA fnParam)* COMMA?)? RPAREN
+//            (ARROW results)? ;
 // fnParam : ID COLON type ;
 // results : type # singleResult | LPAREN type (COMMA type)* COMMA? RPAREN # tupleResult ;
-antlrcpp::Any TreeBuilder::visitFnItem(P::FnItemContext *c) {
+std::unique_ptr<FnItem> TreeBuilder::fnHeader(P::FnHeaderContext *c) {
   auto item = std::make_unique<FnItem>(loc(c));
   item->name = ident(c->ID());
   for (auto *p : c->fnParam())
@@ -832,9 +796,7 @@ antlrcpp::Any TreeBuilder::visitFnItem(P::FnItemContext *c) {
       for (auto *t : tuple->type())
         item->results.push_back(type(t));
   }
-  item->body = block(c->block());
-  item_ = std::move(item);
-  return {};
+  return item;
 }
 
 // type : ELEMTYPE shape? ;
@@ -872,14 +834,22 @@ TypeNode TreeBuilder::type(Token *elemType, P::ShapeContext *shape) {
 // block : LBRACE sep* (stmt (sep+ stmt)* sep*)? RBRACE ;
 Block TreeBuilder::block(P::BlockContext *c) {
   Block b;
-  b.open = loc(c->LBRACE());
-  b.close = loc(c->RBRACE());
+  b.open = loc(tokenAt(c, 0));
+  b.close = loc(tokenAt(c, c->children.size() - 1));
+  // Between the braces every child is a `sep` or a `stmt` context.
   for (size_t i = 1; i + 1 < c->children.size(); ++i) {
     auto *s = child<antlr4::ParserRuleContext>(c, i);
     if (s->getRuleIndex() == P::RuleStmt)
       b.stmts.push_back(stmt(static_cast<P::StmtContext *>(s)));
   }
   return b;
+}
+
+/// Appends the statements among the children of a piece of a function.
+void TreeBuilder::stmts(antlr4::ParserRuleContext *c, Block &into) {
+  for (auto *ch : c->children)
+    if (auto *s = dynamic_cast<P::StmtContext *>(ch))
+      into.stmts.push_back(stmt(s));
 }
 
 // stmt : LET (ID (COLON type)? | LPAREN ID (COMMA ID)* COMMA? RPAREN)
@@ -1027,7 +997,7 @@ antlrcpp::Any TreeBuilder::visitOnExpr(P::OnExprContext *c) {
 antlrcpp::Any TreeBuilder::visitIntLit(P::IntLitContext *c) {
   Token *t = c->getStart();
   bool ok = true;
-  expr_ = numberLit(P::INT, src_.text(t), loc(t), ok);
+  expr_ = numberLit(true, src_.text(t), loc(t), ok);
   if (!ok)
     log_.add(ErrorSource::Parser, loc(t), intOverflowMessage(src_.text(t)));
   return {};
@@ -1037,7 +1007,7 @@ antlrcpp::Any TreeBuilder::visitIntLit(P::IntLitContext *c) {
 antlrcpp::Any TreeBuilder::visitFloatLit(P::FloatLitContext *c) {
   Token *t = c->getStart();
   bool ok = true;
-  expr_ = numberLit(P::FLOAT, src_.text(t), loc(t), ok);
+  expr_ = numberLit(false, src_.text(t), loc(t), ok);
   if (!ok)
     log_.add(ErrorSource::Parser, loc(t),
              "float literal " + text(t) + " is out of range for f64");
@@ -1230,175 +1200,6 @@ void TreeBuilder::sliceTail(P::SliceTailContext *c, IndexItem &item) {
     item.step = expr(c->step);
 }
 
-// --- Large literals ----------------------------------------------------------------------
-
-/// Folds a tensor literal made only of numbers (optionally negated), at
-/// least kMinTokens tokens long, into one PACKED_TENSOR token and builds its
-/// AST on the way: a million-element constant then costs no parse-tree
-/// nodes. The AST is the one TreeBuilder would build. Anything else inside
-/// the brackets (a name, an operator, deep nesting, a number that does not
-/// fit) makes the packer give its tokens back to the normal path.
-class LiteralPacker {
-public:
-  static constexpr size_t kMinTokens = 256;
-  static constexpr size_t kMaxRank = 32;
-
-  struct Record {
-    size_t start;
-    uint32_t len, line, col;
-    uint16_t type;
-  };
-  enum class Step {
-    More,          // the token belongs to the literal
-    Packed,        // the literal is complete: takeLiteral()
-    GiveBack,      // replay takeRecords(); the token is among them
-    GiveBackBefore // replay takeRecords(), then handle the token
-  };
-
-  explicit LiteralPacker(const SourceText &src) : src_(src) {}
-  bool active() const { return !records_.empty(); }
-  bool endedWithNewline() const { return newline_; }
-
-  void start(const Token &open) {
-    records_.clear();
-    stack_.clear();
-    minus_ = -1;
-    add(open);
-  }
-
-  Step add(const Token &t) {
-    size_t type = t.getType();
-    if (type == P::NL) {
-      newline_ = true;
-      return Step::More;
-    }
-    newline_ = false;
-    bool number = type == P::INT || type == P::FLOAT;
-    switch (state_) {
-    case State::ExpectElement:
-      if (type == P::LBRACK && stack_.size() < kMaxRank) {
-        record(t);
-        stack_.push_back({std::make_unique<TensorLit>(Location()),
-                          records_.size() - 1});
-        return Step::More;
-      }
-      if (type == P::RBRACK && !stack_.empty()) {
-        record(t);
-        return closeList();
-      }
-      if (type == P::MINUS) {
-        record(t);
-        minus_ = static_cast<ssize_t>(records_.size()) - 1;
-        state_ = State::AfterMinus;
-        return Step::More;
-      }
-      if (number) {
-        record(t);
-        return addNumber();
-      }
-      break;
-    case State::AfterMinus:
-      if (number) {
-        record(t);
-        return addNumber();
-      }
-      break;
-    case State::AfterElement:
-      if (type == P::COMMA) {
-        record(t);
-        state_ = State::ExpectElement;
-        return Step::More;
-      }
-      if (type == P::RBRACK) {
-        record(t);
-        return closeList();
-      }
-      break;
-    }
-    return Step::GiveBackBefore;
-  }
-
-  ExprPtr takeLiteral() {
-    records_.clear();
-    return std::move(done_);
-  }
-  std::vector<Record> takeRecords() {
-    stack_.clear();
-    done_.reset();
-    state_ = State::ExpectElement;
-    std::vector<Record> out;
-    out.swap(records_);
-    return out;
-  }
-  const Record &first() const { return records_.front(); }
-  const Record &last() const { return records_.back(); }
-
-private:
-  enum class State { ExpectElement, AfterMinus, AfterElement };
-
-  void record(const Token &t) {
-    records_.push_back({t.getStartIndex(),
-                        static_cast<uint32_t>(t.getStopIndex() + 1 -
-                                              t.getStartIndex()),
-                        static_cast<uint32_t>(t.getLine()),
-                        static_cast<uint32_t>(t.getCharPositionInLine() + 1),
-                        static_cast<uint16_t>(t.getType())});
-  }
-  Location locFrom(const Record &a, const Record &b) const {
-    return src_.at(a.line, a.col, a.start, b.start + b.len);
-  }
-  std::string_view text(const Record &r) const {
-    return std::string_view(src_.buffer().text).substr(r.start, r.len);
-  }
-
-  Step addNumber() {
-    const Record &n = records_.back();
-    bool ok = true;
-    ExprPtr e;
-    if (minus_ >= 0) {
-      Location whole = locFrom(records_[static_cast<size_t>(minus_)], n);
-      if (n.type == P::INT && isMinInt64(text(n))) {
-        e = std::make_unique<IntLit>(whole, INT64_MIN);
-      } else {
-        ExprPtr lit = numberLit(n.type, text(n), locFrom(n, n), ok);
-        e = std::make_unique<UnaryExpr>(whole, UnaryOp::Neg, std::move(lit));
-      }
-      minus_ = -1;
-    } else {
-      e = numberLit(n.type, text(n), locFrom(n, n), ok);
-    }
-    if (!ok)
-      return Step::GiveBack; // the normal path reports it
-    stack_.back().first->elements.push_back(std::move(e));
-    state_ = State::AfterElement;
-    return Step::More;
-  }
-
-  Step closeList() {
-    auto [lit, open] = std::move(stack_.back());
-    stack_.pop_back();
-    lit->loc = locFrom(records_[open], records_.back());
-    state_ = State::AfterElement;
-    if (!stack_.empty()) {
-      stack_.back().first->elements.push_back(std::move(lit));
-      return Step::More;
-    }
-    state_ = State::ExpectElement;
-    if (records_.size() < kMinTokens)
-      return Step::GiveBack; // small: the normal path is as good
-    done_ = std::move(lit);
-    return Step::Packed;
-  }
-
-  const SourceText &src_;
-  std::vector<Record> records_;
-  std::vector<std::pair<std::unique_ptr<TensorLit>, size_t>> stack_;
-  ExprPtr done_;
-  ssize_t minus_ = -1;
-  State state_ = State::ExpectElement;
-  bool newline_ = false;
-};
-
 // --- The driver ---------------------------------------------------------------------------
 
 /// Receives lexer errors; with the catch-all ERROR_CHAR rule there should be
@@ -1432,7 +1233,7 @@ public:
   Driver(const SourceBuffer &buf, SyntaxErrorLog &log)
       : buf_(buf), src_(buf), log_(log), lexerErrors_(log, buf.fileId),
         stream_(buf.text, buf.path), lexer_(&stream_), parser_(nullptr),
-        packer_(src_) {
+        packer_(buf) {
     lexer_.removeErrorListeners();
     lexer_.addErrorListener(&lexerErrors_);
     parser_.removeErrorListeners();
@@ -1454,7 +1255,7 @@ public:
       }
       if (t->getType() == P::LBRACK && !chunk_.tooDeep &&
           (pendingNewline_ || !isOperandEnd(prevRole_))) {
-        packer_.start(*t);
+        packer_.start(packToken(*t));
         continue;
       }
       onToken(std::move(t));
@@ -1473,7 +1274,7 @@ public:
 
 private:
   void feedPacker(std::unique_ptr<Token> t) {
-    switch (packer_.add(*t)) {
+    switch (packer_.add(packToken(*t))) {
     case LiteralPacker::Step::More:
       return;
     case LiteralPacker::Step::Packed: {
@@ -1496,10 +1297,41 @@ private:
 
   void giveBack() {
     bool newline = packer_.endedWithNewline();
-    for (const auto &r : packer_.takeRecords())
-      onToken(makeToken(r.type, r.start, r.start + r.len, r.line, r.col));
+    for (const PackToken &r : packer_.takeRecords())
+      onToken(makeToken(tokenType(r.kind), r.start, r.start + r.len, r.line,
+                        r.col));
     if (newline)
       atLineStart_ = true;
+  }
+
+  static PackToken packToken(const Token &t) {
+    using Kind = PackToken::Kind;
+    Kind kind;
+    switch (t.getType()) {
+    case P::LBRACK: kind = Kind::Open; break;
+    case P::RBRACK: kind = Kind::Close; break;
+    case P::COMMA: kind = Kind::Comma; break;
+    case P::MINUS: kind = Kind::Minus; break;
+    case P::INT: kind = Kind::Int; break;
+    case P::FLOAT: kind = Kind::Float; break;
+    case P::NL: kind = Kind::Newline; break;
+    default: kind = Kind::Other; break;
+    }
+    return {kind, t.getStartIndex(),
+            static_cast<uint32_t>(t.getStopIndex() + 1 - t.getStartIndex()),
+            static_cast<uint32_t>(t.getLine()),
+            static_cast<uint32_t>(t.getCharPositionInLine() + 1)};
+  }
+  static size_t tokenType(PackToken::Kind kind) {
+    switch (kind) {
+    case PackToken::Kind::Open: return P::LBRACK;
+    case PackToken::Kind::Close: return P::RBRACK;
+    case PackToken::Kind::Comma: return P::COMMA;
+    case PackToken::Kind::Minus: return P::MINUS;
+    case PackToken::Kind::Int: return P::INT;
+    case PackToken::Kind::Float: return P::FLOAT;
+    default: return P::NL; // never recorded
+    }
   }
 
   std::unique_ptr<Token> makeToken(size_t type, size_t begin, size_t end,
@@ -1524,9 +1356,11 @@ private:
       return;
     }
     if (type == P::ERROR_CHAR) {
-      log_.add(ErrorSource::Lexer, src_.loc(t.get()),
-               "unexpected character " +
-                   describeChar(buf_.text, t->getStartIndex()));
+      // Only the first stray character of a line is reported; checking
+      // first keeps a file of garbage bytes fast.
+      if (!log_.hasErrorOn(static_cast<uint32_t>(t->getLine())))
+        log_.add(ErrorSource::Lexer, src_.loc(t.get()),
+                 strayCharMessage(t->getStartIndex()));
       atLineStart_ = false;
       return;
     }
@@ -1536,14 +1370,29 @@ private:
     atLineStart_ = false;
     if (pendingNewline_) {
       std::unique_ptr<Token> nl = std::move(pendingNewline_);
-      // A newline before `else` or `{` cannot end a statement.
-      if (type != P::ELSE && type != P::LBRACE)
+      // A newline before a token that only continues a construct (`else`,
+      // `{`, `carry`, `->`) cannot end a statement.
+      if (type != P::ELSE && type != P::LBRACE && type != P::CARRY &&
+          type != P::ARROW)
         emit(std::move(nl), TokenRole::Newline);
     }
     checkToken(*t);
     Location l = src_.loc(t.get());
     lastEnd_ = {l.file, l.line, l.col + l.len, 1};
     emit(std::move(t), role);
+  }
+
+  std::string strayCharMessage(size_t offset) const {
+    const std::string &text = buf_.text;
+    std::string msg = "unexpected character ";
+    char c = text[offset];
+    char next = offset + 1 < text.size() ? text[offset + 1] : '\0';
+    if (c == '\'')
+      return msg + "\"'\" (strings are written with double quotes)";
+    msg += describeChar(text, offset);
+    if (c == '.' && next >= '0' && next <= '9')
+      msg += " (write a digit before the point: 0.5)";
+    return msg;
   }
 
   /// Reports what is wrong inside a single token.
@@ -1583,6 +1432,8 @@ private:
 
   void emit(std::unique_ptr<Token> t, TokenRole role) {
     int32_t index = chunk_.count++;
+    if (index == 0)
+      chunk_.firstType = t->getType();
     int32_t open = layout_.innermostOpen();
     int depth = layout_.push(role, index);
     prevPrevRole_ = prevRole_;
@@ -1598,8 +1449,37 @@ private:
     }
     if (chunk_.tooDeep)
       return;
+    Location nl = role == TokenRole::Newline ? src_.loc(t.get()) : Location();
     chunk_.tokens.push_back(std::move(t));
     chunk_.enclosing.push_back(open);
+    if (role == TokenRole::Newline)
+      maybeCutFunction(nl);
+  }
+
+  /// Parses a large function in pieces: once the chunk holds kPieceTokens
+  /// tokens and a newline has just ended a statement directly in the body
+  /// of the function the chunk starts with, the statements so far are
+  /// parsed and converted, and the chunk starts again from there. The
+  /// memory for tokens and parse tree is then bounded by the piece, not by
+  /// the function (the generated code of an imported model can be one
+  /// function of a hundred megabytes).
+  void maybeCutFunction(Location newline) {
+    if (chunk_.tokens.size() < kPieceTokens || !layout_.insideOneBrace() ||
+        (!inPieces_ && chunk_.firstType != P::FN))
+      return;
+    if (!inPieces_) {
+      int32_t brace = layout_.innermostOpen();
+      outerBrace_ = src_.loc(chunk_.tokens[static_cast<size_t>(brace)].get());
+    }
+    chunk_.enclosing.push_back(layout_.innermostOpen());
+    chunk_.eofLoc = {newline.file, newline.line, newline.col + 1, 1};
+    chunk_.eofOffset = chunk_.tokens.back()->getStopIndex() + 1;
+    chunk_.eofWhat = "end of line";
+    parseChunk(inPieces_ ? Piece::Middle : Piece::Head);
+    inPieces_ = true;
+    chunk_.reset();
+    chunk_.outerBrace = outerBrace_;
+    layout_.detachOpeners();
   }
 
   /// Parses the chunk read so far; `next` is the item keyword that starts
@@ -1624,13 +1504,29 @@ private:
                      "chain counts as a level; split the expression with "
                      "'let'"}});
     else
-      parseChunk();
+      parseChunk(inPieces_ ? Piece::Tail : Piece::Whole);
+    pendingFn_.reset();
+    inPieces_ = false;
     chunk_.reset();
+    chunk_.outerBrace = Location();
     layout_.reset();
     prevRole_ = prevPrevRole_ = TokenRole::Newline;
   }
 
-  void parseChunk() {
+  /// What a chunk holds: whole items, or a piece of a large function.
+  enum class Piece { Whole, Head, Middle, Tail };
+
+  antlr4::ParserRuleContext *parse(Piece piece) {
+    switch (piece) {
+    case Piece::Whole: return parser_.file();
+    case Piece::Head: return parser_.fnHead();
+    case Piece::Middle: return parser_.fnMiddle();
+    case Piece::Tail: return parser_.fnTail();
+    }
+    return nullptr;
+  }
+
+  void parseChunk(Piece piece) {
     ChunkTokenSource source(chunk_, stream_);
     antlr4::CommonTokenStream tokens(&source);
     auto reporter = std::make_shared<ErrorReporter>(
@@ -1641,28 +1537,58 @@ private:
     // a real syntax error) is parsed again with full LL and error reporting.
     sim->setPredictionMode(antlr4::atn::PredictionMode::SLL);
     parser_.setErrorHandler(bail_);
-    P::FileContext *tree = nullptr;
+    antlr4::ParserRuleContext *tree = nullptr;
     try {
-      tree = parser_.file();
+      tree = parse(piece);
     } catch (const antlr4::ParseCancellationException &) {
       tokens.seek(0);
       parser_.reset();
       sim->setPredictionMode(antlr4::atn::PredictionMode::LL);
       parser_.setErrorHandler(reporter);
-      tree = parser_.file();
+      tree = parse(piece);
     }
-    if (tree && reporter->errors == 0) {
-      std::vector<std::unique_ptr<Item>> items;
-      TreeBuilder(src_, chunk_, log_).buildFile(tree, items);
-      if (log_.empty())
-        for (auto &item : items)
-          file_->items.push_back(std::move(item));
-    }
-    if (!log_.empty())
+    if (tree && reporter->errors == 0)
+      build(piece, tree);
+    else
+      pendingFn_.reset(); // a broken piece: the function is not built
+    if (!log_.empty()) {
       file_->items.clear(); // the file is rejected: free memory early
+      pendingFn_.reset();
+    }
     parser_.setTokenStream(nullptr); // frees the parse tree
     parser_.setErrorHandler(bail_);
   }
+
+  void build(Piece piece, antlr4::ParserRuleContext *tree) {
+    TreeBuilder builder(src_, chunk_, log_);
+    std::vector<std::unique_ptr<Item>> items;
+    switch (piece) {
+    case Piece::Whole:
+      builder.buildFile(static_cast<P::FileContext *>(tree), items);
+      break;
+    case Piece::Head:
+      pendingFn_ = builder.buildHead(static_cast<P::FnHeadContext *>(tree));
+      return;
+    case Piece::Middle:
+      if (pendingFn_)
+        builder.buildMiddle(static_cast<P::FnMiddleContext *>(tree), *pendingFn_);
+      return;
+    case Piece::Tail:
+      if (!pendingFn_)
+        return;
+      builder.buildTail(static_cast<P::FnTailContext *>(tree), *pendingFn_,
+                        items);
+      items.insert(items.begin(), std::move(pendingFn_));
+      break;
+    }
+    if (log_.empty())
+      for (auto &item : items)
+        file_->items.push_back(std::move(item));
+  }
+
+  /// Tokens in a piece of a large function: about 400 KB of source and
+  /// 40 MB of tokens and parse tree.
+  static constexpr size_t kPieceTokens = size_t(1) << 17;
 
   const SourceBuffer &buf_;
   SourceText src_;
@@ -1681,6 +1607,10 @@ private:
   TokenRole prevPrevRole_ = TokenRole::Newline;
   Location lastEnd_;
   std::unique_ptr<SourceFile> file_;
+  // A large function parsed in pieces.
+  bool inPieces_ = false;
+  std::unique_ptr<FnItem> pendingFn_;
+  Location outerBrace_;
 };
 
 } // namespace

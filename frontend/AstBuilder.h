@@ -8,10 +8,13 @@
 #include "frontend/SourceManager.h"
 #include "ir/Diagnostics.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mdl::frontend::detail {
@@ -30,6 +33,7 @@ public:
   /// True once the log holds the maximum: the caller may stop.
   bool full() const;
   bool empty() const { return byLine_.empty(); }
+  bool hasErrorOn(uint32_t line) const { return byLine_.count(line) != 0; }
   /// Records that reading stopped early because the log was full.
   void markStopped() { truncated_ = true; }
   /// Delivers the errors to `diags`, first line first.
@@ -70,8 +74,9 @@ enum class TokenRole : uint8_t {
 ///  - a newline ends a statement except inside `()` or `[]` (a `{}` nested
 ///    in parentheses starts a statement context again), after a binary
 ///    operator, `on`, `!`, a comma, `=`, `->` or `{`, and after another
-///    newline or `;` (runs collapse). The caller drops a newline that is
-///    followed by `else` or `{`.
+///    newline or `;` (runs collapse). The caller also drops a newline that
+///    is followed by `else`, `{`, `carry` or `->`, which never start a
+///    statement.
 ///  - the nesting depth is the number of open brackets plus, at each level,
 ///    the unary operators and the binary operators, postfix indexings and
 ///    `else`s of the current chain: a bound on the depth of the tree the
@@ -85,9 +90,22 @@ public:
   /// Accounts for a token passed to the parser at `index` of its chunk;
   /// returns the nesting depth after it.
   int push(TokenRole role, int32_t index);
-  /// The chunk index of the innermost open bracket, or -1.
+  /// The chunk index of the innermost open bracket, -1 if none, or
+  /// kOpenedEarlier.
   int32_t innermostOpen() const {
     return levels_.empty() ? -1 : levels_.back().opener;
+  }
+  /// Marks the open brackets as belonging to an earlier piece of the input
+  /// (a large function is parsed in pieces; see AstBuilder.cpp).
+  void detachOpeners() {
+    for (Level &l : levels_)
+      l.opener = kOpenedEarlier;
+  }
+  static constexpr int32_t kOpenedEarlier = -2;
+  /// Whether exactly one bracket is open and it is a `{`.
+  bool insideOneBrace() const {
+    return overflow_ == 0 && levels_.size() == 1 &&
+           levels_[0].kind == TokenRole::OpenBrace;
   }
 
 private:
@@ -106,6 +124,87 @@ private:
   int binary_ = 0;   // binary operators in the current chain
   int unary_ = 0;    // unary operators before the next operand
   TokenRole prev_ = TokenRole::Newline;
+};
+
+// --- Literals (Parser.cpp) ---------------------------------------------------------
+
+/// Decimal digits to a value; nullopt above 2^64 - 1.
+std::optional<uint64_t> parseDigits(std::string_view s);
+/// A float literal's value; false if it is too large for f64 (a literal too
+/// small for it becomes 0).
+bool parseFloat(std::string_view s, double &out);
+/// The value of a string literal written with its quotes; `badAt` receives
+/// the offset of the first unknown escape in `quoted`, or npos.
+std::string unescape(std::string_view quoted, size_t *badAt = nullptr);
+/// An IntLit or FloatLit; `ok` is false if the value does not fit.
+ExprPtr numberLit(bool isInt, std::string_view text, ir::Location loc,
+                  bool &ok);
+/// Whether `text` is 9223372036854775808, which only fits negated.
+bool isMinInt64(std::string_view text);
+std::string intOverflowMessage(std::string_view text);
+/// The location at `line`/`col` of bytes [begin, end) of `buf`, its length
+/// clipped to the first line (and at least 1).
+ir::Location rangeLocation(const SourceBuffer &buf, size_t line, size_t col,
+                           size_t begin, size_t end);
+
+// --- Large literals (Parser.cpp) ------------------------------------------------------
+
+/// A token as LiteralPacker sees it.
+struct PackToken {
+  enum class Kind : uint8_t { Open, Close, Comma, Minus, Int, Float, Newline,
+                              Other };
+  Kind kind;
+  size_t start; // byte offset
+  uint32_t len, line, col;
+};
+
+/// Folds a tensor literal made only of numbers (optionally negated), at
+/// least kMinTokens tokens long, into one token whose AST it builds on the
+/// way: a million-element constant then costs no parse-tree nodes. The AST
+/// is the one the parser would give. Anything else inside the brackets (a
+/// name, an operator, deep nesting, a number that does not fit) makes the
+/// packer give its tokens back to the normal path.
+class LiteralPacker {
+public:
+  static constexpr size_t kMinTokens = 256;
+  static constexpr size_t kMaxRank = 32;
+  enum class Step {
+    More,          // the token belongs to the literal
+    Packed,        // the literal is complete: takeLiteral()
+    GiveBack,      // replay takeRecords(); the token is among them
+    GiveBackBefore // replay takeRecords(), then handle the token
+  };
+
+  explicit LiteralPacker(const SourceBuffer &buf) : buf_(buf) {}
+  bool active() const { return !records_.empty(); }
+  /// Whether a newline came after the last recorded token.
+  bool endedWithNewline() const { return newline_; }
+  /// Starts at a `[` in operand position.
+  void start(const PackToken &open);
+  Step add(const PackToken &t);
+  ExprPtr takeLiteral();
+  std::vector<PackToken> takeRecords();
+  const PackToken &first() const { return records_.front(); }
+  const PackToken &last() const { return records_.back(); }
+
+private:
+  enum class State { ExpectElement, AfterMinus, AfterElement };
+  ir::Location span(const PackToken &a, const PackToken &b) const {
+    return rangeLocation(buf_, a.line, a.col, a.start, b.start + b.len);
+  }
+  std::string_view text(const PackToken &t) const {
+    return std::string_view(buf_.text).substr(t.start, t.len);
+  }
+  Step addNumber();
+  Step closeList();
+
+  const SourceBuffer &buf_;
+  std::vector<PackToken> records_;
+  std::vector<std::pair<std::unique_ptr<TensorLit>, size_t>> stack_;
+  ExprPtr done_;
+  ptrdiff_t minus_ = -1; // record of a pending unary minus
+  State state_ = State::ExpectElement;
+  bool newline_ = false;
 };
 
 /// Lexes and parses `buf` with the ANTLR grammar and builds the AST.

@@ -201,6 +201,7 @@ public:
               std::find(fn->symbols.begin(), fn->symbols.end(), d.sym) == fn->symbols.end())
             fn->symbols.push_back(d.sym);
         scopes_.back()[p.name.name] = region_->addArg(t);
+        fn->argNames.push_back(p.name.name);
       }
       lowerStatements(f->body);
       m_.addFunction(std::move(fn));

@@ -15,7 +15,10 @@
 
 #include <pthread.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <new>
 
 namespace mdl::frontend {
@@ -190,6 +193,240 @@ int Layout::push(TokenRole role, int32_t index) {
   }
   prev_ = role;
   return depth();
+}
+
+// --- Literals ----------------------------------------------------------------------------
+
+constexpr uint64_t kInt64Max = 9223372036854775807ull;
+constexpr const char *kInt64MaxText = "9223372036854775807";
+
+std::optional<uint64_t> parseDigits(std::string_view s) {
+  uint64_t v = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size())
+    return std::nullopt;
+  return v;
+}
+
+bool parseFloat(std::string_view s, double &out) {
+  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (r.ec == std::errc())
+    return true;
+  // Out of range: overflow or underflow? Find the decimal exponent of the
+  // first significant digit.
+  long exp10 = 0, firstDigit = 0;
+  bool seen = false, afterPoint = false;
+  long pos = 0;
+  size_t i = 0;
+  for (; i < s.size() && s[i] != 'e' && s[i] != 'E'; ++i) {
+    if (s[i] == '.') {
+      afterPoint = true;
+      continue;
+    }
+    if (!seen && s[i] != '0') {
+      seen = true;
+      firstDigit = afterPoint ? -(pos + 1) : 0;
+    }
+    if (seen && !afterPoint)
+      ++firstDigit;
+    if (afterPoint)
+      ++pos;
+  }
+  if (i < s.size()) {
+    std::string_view e = s.substr(i + 1);
+    bool neg = !e.empty() && e[0] == '-';
+    if (!e.empty() && (e[0] == '-' || e[0] == '+'))
+      e.remove_prefix(1);
+    long v = 0;
+    for (char c : e)
+      v = std::min(v * 10 + (c - '0'), 100000L);
+    exp10 = neg ? -v : v;
+  }
+  out = 0;
+  return !seen || firstDigit + exp10 <= 0;
+}
+
+std::string unescape(std::string_view quoted, size_t *badAt) {
+  if (badAt)
+    *badAt = std::string_view::npos;
+  std::string out;
+  if (quoted.size() < 2)
+    return out;
+  out.reserve(quoted.size() - 2);
+  for (size_t i = 1; i + 1 < quoted.size(); ++i) {
+    char c = quoted[i];
+    if (c != '\\' || i + 2 >= quoted.size()) {
+      out += c;
+      continue;
+    }
+    char n = quoted[++i];
+    if (n == 'n')
+      out += '\n';
+    else if (n == '"' || n == '\\')
+      out += n;
+    else {
+      if (badAt && *badAt == std::string_view::npos)
+        *badAt = i - 1;
+      out += '\\';
+      out += n;
+    }
+  }
+  return out;
+}
+
+ExprPtr numberLit(bool isInt, std::string_view text, ir::Location loc,
+                  bool &ok) {
+  if (isInt) {
+    auto v = parseDigits(text);
+    ok = v && *v <= kInt64Max;
+    return std::make_unique<IntLit>(loc, ok ? static_cast<int64_t>(*v) : 0);
+  }
+  double d = 0;
+  ok = parseFloat(text, d);
+  return std::make_unique<FloatLit>(loc, d);
+}
+
+bool isMinInt64(std::string_view text) {
+  auto v = parseDigits(text);
+  return v && *v == kInt64Max + 1;
+}
+
+std::string intOverflowMessage(std::string_view text) {
+  return "integer literal " + std::string(text) +
+         " does not fit in i64 (the largest is " + kInt64MaxText + ")";
+}
+
+ir::Location rangeLocation(const SourceBuffer &buf, size_t line, size_t col,
+                           size_t begin, size_t end) {
+  size_t len = 1;
+  if (end > begin && begin < buf.text.size()) {
+    end = std::min(end, buf.text.size());
+    const char *s = buf.text.data() + begin;
+    const void *nl = std::memchr(s, '\n', end - begin);
+    len = nl ? static_cast<const char *>(nl) - s : end - begin;
+    if (nl && len > 0 && s[len - 1] == '\r')
+      --len;
+    len = std::max<size_t>(len, 1);
+  }
+  return {buf.fileId, static_cast<uint32_t>(line), static_cast<uint32_t>(col),
+          static_cast<uint32_t>(len)};
+}
+
+// --- LiteralPacker ----------------------------------------------------------------------
+
+void LiteralPacker::start(const PackToken &open) {
+  records_.clear();
+  stack_.clear();
+  done_.reset();
+  minus_ = -1;
+  state_ = State::ExpectElement;
+  add(open);
+}
+
+LiteralPacker::Step LiteralPacker::add(const PackToken &t) {
+  using Kind = PackToken::Kind;
+  if (t.kind == Kind::Newline) {
+    newline_ = true;
+    return Step::More;
+  }
+  newline_ = false;
+  bool number = t.kind == Kind::Int || t.kind == Kind::Float;
+  switch (state_) {
+  case State::ExpectElement:
+    if (t.kind == Kind::Open && stack_.size() < kMaxRank) {
+      records_.push_back(t);
+      stack_.push_back(
+          {std::make_unique<TensorLit>(ir::Location()), records_.size() - 1});
+      return Step::More;
+    }
+    if (t.kind == Kind::Close && !stack_.empty()) { // `[]` or `[1, 2,]`
+      records_.push_back(t);
+      return closeList();
+    }
+    if (t.kind == Kind::Minus) {
+      records_.push_back(t);
+      minus_ = static_cast<ptrdiff_t>(records_.size()) - 1;
+      state_ = State::AfterMinus;
+      return Step::More;
+    }
+    if (number) {
+      records_.push_back(t);
+      return addNumber();
+    }
+    break;
+  case State::AfterMinus:
+    if (number) {
+      records_.push_back(t);
+      return addNumber();
+    }
+    break;
+  case State::AfterElement:
+    if (t.kind == Kind::Comma) {
+      records_.push_back(t);
+      state_ = State::ExpectElement;
+      return Step::More;
+    }
+    if (t.kind == Kind::Close) {
+      records_.push_back(t);
+      return closeList();
+    }
+    break;
+  }
+  return Step::GiveBackBefore;
+}
+
+LiteralPacker::Step LiteralPacker::addNumber() {
+  const PackToken &n = records_.back();
+  bool isInt = n.kind == PackToken::Kind::Int;
+  bool ok = true;
+  ExprPtr e;
+  if (minus_ >= 0) {
+    // The parser's tree for `-x`: a unary minus, or for the one integer
+    // that only fits negated, the literal itself.
+    ir::Location whole = span(records_[static_cast<size_t>(minus_)], n);
+    if (isInt && isMinInt64(text(n))) {
+      e = std::make_unique<IntLit>(whole, INT64_MIN);
+    } else {
+      ExprPtr lit = numberLit(isInt, text(n), span(n, n), ok);
+      e = std::make_unique<UnaryExpr>(whole, UnaryOp::Neg, std::move(lit));
+    }
+    minus_ = -1;
+  } else {
+    e = numberLit(isInt, text(n), span(n, n), ok);
+  }
+  if (!ok)
+    return Step::GiveBack; // the normal path reports it
+  stack_.back().first->elements.push_back(std::move(e));
+  state_ = State::AfterElement;
+  return Step::More;
+}
+
+LiteralPacker::Step LiteralPacker::closeList() {
+  auto [lit, open] = std::move(stack_.back());
+  stack_.pop_back();
+  lit->loc = span(records_[open], records_.back());
+  state_ = State::AfterElement;
+  if (!stack_.empty()) {
+    stack_.back().first->elements.push_back(std::move(lit));
+    return Step::More;
+  }
+  if (records_.size() < kMinTokens)
+    return Step::GiveBack; // small: the normal path is as good
+  done_ = std::move(lit);
+  return Step::Packed;
+}
+
+ExprPtr LiteralPacker::takeLiteral() {
+  records_.clear();
+  return std::move(done_);
+}
+
+std::vector<PackToken> LiteralPacker::takeRecords() {
+  stack_.clear();
+  done_.reset();
+  std::vector<PackToken> out;
+  out.swap(records_);
+  return out;
 }
 
 // --- Characters --------------------------------------------------------------------

@@ -1,17 +1,18 @@
-// The grammar of mdl (see /work/shared/LANGUAGE.md), lexer and parser.
+// The grammar of mdl (see LANGUAGE.md), lexer and parser.
 //
-// The lexer emits every newline as an NL token; frontend/AstBuilder.cpp
-// drops the ones that do not end a statement (inside `()` and `[]`, after a
-// binary operator, a comma, `=` or `->`, before `else`) and collapses runs,
-// so the parser only ever sees an NL where a statement may end. It also
-// removes ERROR_CHAR tokens after reporting them, and may fold a large
-// numeric tensor literal into one PACKED_TENSOR token. The parser rules below are
-// therefore written as if newlines were ordinary separators.
+// The lexer emits every newline as an NL token; the token pass in
+// frontend/AstBuilder.cpp drops the ones that cannot end a statement (inside
+// `()` and `[]`, after a binary operator, `on`, a comma, `=`, `->` or `{`,
+// before `else`, `{`, `carry` or `->`) and collapses runs, so the parser
+// only sees an NL where a statement may end and the rules below treat it as
+// an ordinary separator. The token pass also drops ERROR_CHAR tokens after
+// reporting them, and may fold a large numeric tensor literal into one
+// PACKED_TENSOR token.
 //
 // Expressions use ANTLR's left-recursive rule form, which builds one context
 // per operator instead of one per precedence level; earlier alternatives bind
-// tighter. Comparisons are left-associative here and AstBuilder rejects a
-// chained comparison with a precise message.
+// tighter. Comparisons are left-associative here and the AST builder rejects
+// a chained comparison with a precise message.
 grammar Mdl;
 
 // Never produced by the lexer: the token pass folds a large tensor literal
@@ -24,6 +25,14 @@ tokens { PACKED_TENSOR }
 
 file : sep* (item (sep+ item)*)? sep* EOF ;
 
+// A function too large to parse at once is parsed in pieces cut after a
+// newline in its body (see AstBuilder.cpp): its header with the first
+// statements, runs of statements, then the last ones, the closing brace and
+// whatever follows on that line.
+fnHead : fnHeader LBRACE sep* (stmt (sep+ stmt)* sep*)? EOF ;
+fnMiddle : sep* (stmt (sep+ stmt)* sep*)? EOF ;
+fnTail : sep* (stmt (sep+ stmt)* sep*)? RBRACE (sep+ item)* sep* EOF ;
+
 sep : NL | SEMI ;
 
 item
@@ -31,9 +40,11 @@ item
   | DEVICE name=ID ASSIGN kind=ID LPAREN argList? RPAREN     # deviceItem
   | CONST ID ASSIGN expr                                     # constItem
   | PARAM name=ID COLON type (ON device=ID)? ASSIGN expr     # paramItem
-  | FN ID LPAREN (fnParam (COMMA fnParam)* COMMA?)? RPAREN
-    (ARROW results)? block                                   # fnItem
+  | fnHeader block                                           # fnItem
   ;
+
+fnHeader : FN ID LPAREN (fnParam (COMMA fnParam)* COMMA?)? RPAREN
+           (ARROW results)? ;
 
 fnParam : ID COLON type ;
 

@@ -148,6 +148,11 @@ public:
   std::string name;
   std::vector<std::string> symbols;
   std::vector<TensorType> resultTypes;
+  /// After affinity: the device each result is delivered on (empty before).
+  std::vector<int> resultDevices;
+  /// Source names of the arguments (for --input NAME=...); not part of the
+  /// text form, may be empty.
+  std::vector<std::string> argNames;
   std::unique_ptr<Region> body = std::make_unique<Region>();
   Location loc;
   /// For a specialization: the generic function it came from and the

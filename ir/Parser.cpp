@@ -716,7 +716,16 @@ private:
       if (!parseType(t))
         return false;
       f->resultTypes.push_back(std::move(t));
+      int dev = -1;
+      if (isIdent("on")) {
+        if (!advance() || !parseDeviceRef(dev))
+          return false;
+        f->resultDevices.resize(f->resultTypes.size(), -1);
+        f->resultDevices.back() = dev;
+      }
     }
+    if (!f->resultDevices.empty())
+      f->resultDevices.resize(f->resultTypes.size(), -1);
     if (!advance())
       return false;
     if (atAttrDict() && !parseAttrDict(f->attrs))

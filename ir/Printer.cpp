@@ -92,8 +92,11 @@ public:
       printArg(*f.body->args[i]);
     }
     os_ << ") -> (";
-    for (size_t i = 0; i < f.resultTypes.size(); ++i)
+    for (size_t i = 0; i < f.resultTypes.size(); ++i) {
       os_ << (i ? ", " : "") << f.resultTypes[i].str();
+      if (i < f.resultDevices.size() && f.resultDevices[i] >= 0)
+        os_ << " on " << deviceName(f.resultDevices[i]);
+    }
     os_ << ")";
     printAttrDict(f.attrs);
     printLoc(f.loc);

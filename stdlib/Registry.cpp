@@ -1,6 +1,7 @@
 // The registry table: one entry per operation kind with its user-facing
 // signature, class and device kinds; shape rules come from ShapeRules.cpp.
 #include "stdlib/Registry.h"
+#include "stdlib/RegistryEntries.h"
 #include "stdlib/ShapeRules.h"
 
 #include <algorithm>
@@ -16,23 +17,10 @@ using PK = ParamKind;
 
 namespace {
 
-P tensor(const char *n) { return P{n, PK::Tensor, std::nullopt, true}; }
-P opt(const char *n, PK k) { return P{n, k, std::nullopt, false}; }
-P req(const char *n, PK k) { return P{n, k, std::nullopt, true}; }
-P dflt(const char *n, PK k, Attribute v) { return P{n, k, std::move(v), false}; }
-
 // MPC implements linear algebra, comparisons-free arithmetic, ReLU and a
 // sigmoid approximation, max reductions and data movement.
 constexpr unsigned kAll = kAllDevices;
 constexpr unsigned kNoMpc = kCpu | kHip;
-
-struct Entry {
-  OpKind kind;
-  const char *call;
-  OpClass cls;
-  std::vector<ParamSpec> params;
-  unsigned devices;
-};
 
 std::vector<Entry> buildEntries() {
   const auto i0 = Attribute::integer(0);
@@ -154,6 +142,7 @@ std::vector<Entry> buildEntries() {
        {req("type", PK::Type), req("seed", PK::Int), dflt("lo", PK::Number, Attribute::real(0)),
         dflt("hi", PK::Number, Attribute::real(1))}, kAll},
   };
+  appendHloEntries(e);
   return e;
 }
 

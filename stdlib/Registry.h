@@ -34,6 +34,7 @@ enum class ParamKind {
   Type,       // a tensor type: zeros(f32[3, 4])
   Device,     // a declared device name: to(x, gpu0)
   String,
+  Function,   // the name of a function of the program: reduce(..., to_apply = add_fn)
 };
 
 struct ParamSpec {
@@ -103,6 +104,11 @@ const OpInfo &opInfo(ir::OpKind kind);
 const OpInfo *lookupCallable(const std::string &name);
 /// All user-callable names, sorted (for "did you mean" suggestions).
 std::vector<std::string> callableNames();
+
+/// The names of the attributes through which an operation applies a
+/// function of the module (its ParamKind::Function parameters, such as
+/// `to_apply`); the passes keep those functions alive and placed.
+const std::vector<std::string> &functionAttrs(ir::OpKind kind);
 
 /// Runs the shape rule of `kind`.
 InferResult inferTypes(ir::OpKind kind,

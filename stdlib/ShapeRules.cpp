@@ -925,7 +925,7 @@ RuleFn shapeRuleFor(ir::OpKind k) {
   case K::Arange: return arange;
   case K::To: case K::Reveal: case K::Transfer: return passThrough;
   case K::Print: return noResults;
-  default: return nullptr;
+  default: return hloShapeRuleFor(k);
   }
 }
 

@@ -11,5 +11,7 @@ using RuleFn = InferResult (*)(const std::vector<ir::TensorType> &,
 
 /// The shape rule for a kind, or null for structural operations.
 RuleFn shapeRuleFor(ir::OpKind kind);
+/// The rules of the HLO import operations (ShapeRulesHlo.cpp).
+RuleFn hloShapeRuleFor(ir::OpKind kind);
 
 } // namespace mdl::stdlib

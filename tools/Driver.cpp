@@ -6,13 +6,21 @@
 //   -> specialize -> execute
 #include "tools/Driver.h"
 
+#include "backend/cpu/CpuDevice.h"
 #include "backend/interp/Interpreter.h"
+#include "backend/runtime/Devices.h"
 #include "backend/runtime/Weights.h"
 #include "frontend/DiagnosticPrinter.h"
 #include "frontend/Lower.h"
 #include "frontend/Program.h"
 #include "frontend/Sema.h"
+#include "frontend/hlo/HloImport.h"
 #include "ir/Printer.h"
+#include "tools/Graph.h"
+#include "ir/passes/Affinity.h"
+#include "ir/passes/InsertTransfers.h"
+#include "ir/passes/Partition.h"
+#include "ir/passes/PlacementSummary.h"
 #include "ir/passes/Specialize.h"
 #include "ir/passes/Verify.h"
 
@@ -23,6 +31,9 @@
 #include <map>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <cstdio>
+#include <cstdlib>
 
 namespace mdl::tools {
 
@@ -33,6 +44,12 @@ using ir::TensorType;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+bool isHlo(const std::string &path) {
+  return path.size() > 4 && path.compare(path.size() - 4, 4, ".hlo") == 0;
+}
+
+std::string tempWeightsPath();
 
 /// One invocation's state: sources, diagnostics, the program at each stage.
 class Compilation {
@@ -50,9 +67,18 @@ public:
       printTimings();
   }
 
-  /// load, sema, lower, verify.
+  /// load, sema, lower, verify (or, for `.hlo` files, import and verify).
   bool frontend() {
     auto t0 = Clock::now();
+    if (isHlo(opts.file)) {
+      frontend::hlo::HloImportOptions ho;
+      ho.weightsOut = tempWeightsPath();
+      ho.elidedWeights = opts.elidedWeights;
+      ho.fillElidedZeros = opts.fillElided == "zeros";
+      generic = frontend::hlo::importHloFile(opts.file, diags, ho);
+      phase("import", t0);
+      return generic && afterPass("lower", *generic);
+    }
     program = frontend::loadProgram(opts.file, sm, diags);
     phase("parse", t0);
     if (!program)
@@ -106,6 +132,28 @@ public:
     return specialized && afterPass("specialize", *specialized);
   }
 
+  /// affinity, insertTransfers, partition (stopping after `last`).
+  bool place(const std::string &last = "partition") {
+    auto t0 = Clock::now();
+    passes::AffinityOptions ao;
+    ao.entry = opts.entry.empty() ? "main" : opts.entry;
+    ao.strictPlacement = opts.strictPlacement;
+    ao.explain = opts.explain;
+    placed = passes::affinity(*specialized, ao, diags);
+    phase("affinity", t0);
+    if (!placed || !afterPass("affinity", *placed) || last == "affinity")
+      return placed != nullptr && !diags.hasErrors();
+    t0 = Clock::now();
+    bool ok = passes::insertTransfers(*placed, diags);
+    phase("transfers", t0);
+    if (!ok || !afterPass("transfers", *placed) || last == "transfers")
+      return ok;
+    t0 = Clock::now();
+    passes::partition(*placed);
+    phase("partition", t0);
+    return afterPass("partition", *placed);
+  }
+
   /// Prints (--print-ir-after) and verifies (--verify-each, always after
   /// lowering) the module produced by a step.
   bool afterPass(const std::string &name, const ir::Module &m) {
@@ -147,8 +195,34 @@ public:
   std::unique_ptr<frontend::CheckedProgram> checked;
   std::unique_ptr<ir::Module> generic;
   std::unique_ptr<ir::Module> specialized;
+  std::unique_ptr<ir::Module> placed;
   std::vector<std::pair<std::string, double>> timings;
 };
+
+/// A fresh weight file for the large constants of an `.hlo` being run;
+/// removed at exit (its mapping stays valid while the program runs).
+std::string tempWeightsPath() {
+  const char *dir = std::getenv("TMPDIR");
+  std::string path = std::string(dir && *dir ? dir : "/tmp") + "/mdl-hlo-XXXXXX";
+  std::vector<char> buf(path.begin(), path.end());
+  buf.push_back('\0');
+  int fd = mkstemp(buf.data());
+  if (fd < 0)
+    return path + ".safetensors";
+  close(fd);
+  std::string p(buf.data());
+  static std::vector<std::string> toRemove;
+  static bool registered = false;
+  toRemove.push_back(p);
+  if (!registered) {
+    registered = true;
+    std::atexit([] {
+      for (const std::string &f : toRemove)
+        std::remove(f.c_str());
+    });
+  }
+  return p;
+}
 
 int exitCode(const Compilation &c) { return c.diags.hasErrors() ? 1 : 0; }
 
@@ -178,25 +252,36 @@ bool readInputs(Compilation &c, const ir::Function &entry, std::vector<Tensor> &
   std::vector<ir::Value *> params = entry.args();
   args.assign(params.size(), Tensor());
   bool ok = true;
-  // Parameter names are not in the IR; Sema's FnItem has them.
-  const frontend::FnItem *item = c.checked->fnByName.at(entry.name);
+  // Where to point at an argument: its declaration in a .mdl source, else
+  // the function.
+  const frontend::FnItem *item = nullptr;
+  if (c.checked) {
+    auto it = c.checked->fnByName.find(entry.name);
+    if (it != c.checked->fnByName.end())
+      item = it->second;
+  }
+  auto argName = [&](size_t i) {
+    return i < entry.argNames.size() ? entry.argNames[i] : std::to_string(i);
+  };
+  auto argLoc = [&](size_t i) {
+    return item && i < item->params.size() ? item->params[i].name.loc : entry.loc;
+  };
   for (const std::string &spec : c.opts.inputs) {
     size_t eq = spec.find('=');
     std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
     int idx = -1;
-    if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit)) {
-      idx = std::stoi(name);
+    for (size_t i = 0; i < params.size(); ++i)
+      if (argName(i) == name)
+        idx = int(i);
+    if (idx < 0 && !name.empty() && std::all_of(name.begin(), name.end(), ::isdigit)) {
+      idx = name.size() < 9 ? std::stoi(name) : -2;
       if (idx >= int(params.size()))
         idx = -2;
-    } else {
-      for (size_t i = 0; i < item->params.size(); ++i)
-        if (item->params[i].name.name == name)
-          idx = int(i);
     }
     if (idx < 0) {
       std::string list;
-      for (auto &p : item->params)
-        list += (list.empty() ? "" : ", ") + p.name.name;
+      for (size_t i = 0; i < params.size(); ++i)
+        list += (list.empty() ? "" : ", ") + argName(i);
       auto &d = c.diags.error("E0402", entry.loc,
                               "--input " + name + ": '" + entry.name + "' has no argument " +
                                   (idx == -2 ? "number " : "") + name);
@@ -214,10 +299,10 @@ bool readInputs(Compilation &c, const ir::Function &entry, std::vector<Tensor> &
   }
   for (size_t i = 0; i < params.size(); ++i)
     if (!args[i].valid() && ok) {
-      auto &d = c.diags.error("E0402", item->params[i].name.loc,
-                              "missing input for argument '" + item->params[i].name.name +
-                                  "' (" + params[i]->type.str() + ") of '" + entry.name + "'");
-      d.notes.push_back({{}, "pass it with --input " + item->params[i].name.name + "=FILE.npy"});
+      auto &d = c.diags.error("E0402", argLoc(i),
+                              "missing input for argument '" + argName(i) + "' (" +
+                                  params[i]->type.str() + ") of '" + entry.name + "'");
+      d.notes.push_back({{}, "pass it with --input " + argName(i) + "=FILE.npy"});
       ok = false;
     }
   if (!ok)
@@ -227,9 +312,9 @@ bool readInputs(Compilation &c, const ir::Function &entry, std::vector<Tensor> &
   for (size_t i = 0; i < params.size(); ++i) {
     std::string err;
     if (!passes::bindSymbols({params[i]->type}, {args[i].type()}, binding, err)) {
-      c.diags.error("E0402", item->params[i].name.loc,
-                    "input for '" + item->params[i].name.name + "' is " + args[i].type().str() +
-                        ", but '" + entry.name + "' expects " + params[i]->type.str() +
+      c.diags.error("E0402", argLoc(i),
+                    "input for '" + argName(i) + "' is " + args[i].type().str() + ", but '" +
+                        entry.name + "' expects " + params[i]->type.str() +
                         (err.find("symbol") != std::string::npos ? " (" + err + ")" : ""));
       ok = false;
     }
@@ -261,10 +346,21 @@ int runCommand(const DriverOptions &o) {
   std::vector<TensorType> argTypes;
   for (const Tensor &t : args)
     argTypes.push_back(t.type());
-  if (!c.specialize(argTypes))
+  if (!c.specialize(argTypes) || !c.place())
     return 1;
   auto t0 = Clock::now();
-  backend::Interpreter interp(*c.specialized, c.diags, std::cout);
+  backend::DeviceOptions dopts;
+  dopts.fallbackError = o.fallback == "error";
+  std::string err;
+  if (!backend::parseDeviceMap(o.deviceMap, dopts.deviceMap, err)) {
+    c.diags.error("E0204", {}, err);
+    return 1;
+  }
+  backend::DeviceSet devices;
+  // Backends are registered here, explicitly: the CPU device interface.
+  if (!devices.open(*c.placed, dopts, backend::cpu::cpuDeviceInterface(), c.diags, std::cerr))
+    return 1;
+  backend::Interpreter interp(*c.placed, c.diags, std::cout, &devices);
   if (!interp.loadGlobals())
     return 1;
   c.phase("load", t0);
@@ -315,12 +411,16 @@ int checkCommand(const DriverOptions &o) {
   bool weightsOk = c.validateWeights();
   if (!c.specialize({}) || !weightsOk)
     return 1;
-  size_t ops = 0;
-  for (auto &f : c.specialized->functions)
-    ir::walk(*f->body, [&](const ir::Operation &) { ++ops; });
-  std::cout << o.file << ": ok (" << c.specialized->functions.size() << " functions, " << ops
-            << " operations, " << c.specialized->globals.size() << " globals, "
-            << c.specialized->devices.size() << " devices)\n";
+  std::string entry = o.entry.empty() ? "main" : o.entry;
+  if (!c.place())
+    return 1;
+  c.diags.flush();
+  size_t fns = c.placed->functions.size();
+  std::cout << o.file << ": ok (" << fns << " function" << (fns == 1 ? "" : "s") << ", "
+            << c.placed->globals.size() << " globals, " << c.placed->devices.size()
+            << " devices)\n";
+  if (c.placed->findFunction(entry))
+    std::cout << passes::formatPlacementSummary(passes::summarizePlacement(*c.placed, entry));
   return exitCode(c);
 }
 
@@ -332,14 +432,31 @@ int irCommand(const DriverOptions &o) {
     ir::printModule(*c.generic, std::cout);
     return 0;
   }
+  if (!c.specialize({}))
+    return 1;
   if (o.after == "specialize") {
-    if (!c.specialize({}))
-      return 1;
     ir::printModule(*c.specialized, std::cout);
     return 0;
   }
-  c.diags.error("E0204", {}, "unknown pass '" + o.after + "' for --after (expected: lower, specialize)");
-  return 1;
+  if (!c.place(o.after))
+    return 1;
+  ir::printModule(*c.placed, std::cout);
+  return exitCode(c);
+}
+
+int graphCommand(const DriverOptions &o) {
+  Compilation c(o);
+  if (!c.frontend() || !c.specialize({}) || !c.place())
+    return 1;
+  std::string entry = o.entry.empty() ? "main" : o.entry;
+  std::string err;
+  if (!writeGraph(*c.placed, entry, o.output, err)) {
+    ir::Location loc;
+    loc.file = ir::internFile(o.output);
+    c.diags.error("E0407", loc, "cannot write the graph: " + err);
+    return 1;
+  }
+  return exitCode(c);
 }
 
 namespace {

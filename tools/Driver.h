@@ -26,6 +26,10 @@ struct DriverOptions {
   std::string fallback = "cpu";
   std::vector<std::string> deviceMap; // A=B
   bool quiet = false;                  // do not print results
+  // mdl import / .hlo inputs
+  std::string output;                  // -o FILE.mdl
+  std::string elidedWeights;           // --weights FILE (values of elided constants)
+  std::string fillElided;              // --fill-elided=zeros
 };
 
 /// Exit codes: 0 success, 1 diagnostics (errors in the program or its
@@ -33,6 +37,10 @@ struct DriverOptions {
 int runCommand(const DriverOptions &o);
 int checkCommand(const DriverOptions &o);
 int irCommand(const DriverOptions &o);
+/// `mdl graph FILE -o g.svg|g.dot|g.png`: the partitioned graph.
+int graphCommand(const DriverOptions &o);
+/// `mdl import model.hlo -o model.mdl` (tools/ImportCommand.cpp).
+int importCommand(const DriverOptions &o);
 
 /// Runs `fn` on a thread with a large stack (deeply nested programs recurse
 /// deeply in every pass) and returns its result.

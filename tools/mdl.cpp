@@ -11,16 +11,21 @@ using mdl::tools::DriverOptions;
 namespace {
 
 void addCommon(CLI::App *cmd, DriverOptions &o) {
-  cmd->add_option("FILE", o.file, "the .mdl program")->required();
+  cmd->add_option("FILE", o.file, "the program: .mdl source, or .hlo (XLA HLO text)")->required();
   cmd->add_option("--diagnostics", o.diagnostics,
                   "diagnostic format: text (with source lines and carets) or json (one "
                   "object per line)")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--entry", o.entry, "the function to run or check (default: main)");
   cmd->add_option("--print-ir-after", o.printIrAfter,
-                  "print the IR to stderr after a pass (lower, specialize) or 'all'")
+                  "print the IR to stderr after a pass (lower, specialize, affinity, transfers, "
+                  "partition) or 'all'")
       ->delimiter(',');
   cmd->add_flag("--verify-each", o.verifyEach, "verify the IR after every pass");
+  cmd->add_flag("--strict-placement", o.strictPlacement,
+                "make implicit transfers of placed values an error (E0302): only to() moves data");
+  cmd->add_flag("--explain", o.explain,
+                "report every inserted transfer (N0801) and replicated constant (N0802)");
   cmd->add_flag("--timings", o.timings, "print the time of each phase to stderr");
 }
 
@@ -49,14 +54,57 @@ int main(int argc, char **argv) {
                   "run the entry N more times after the first and print min/median time per call")
       ->check(CLI::NonNegativeNumber);
   run->add_flag("--quiet,-q", o.quiet, "do not print the results");
+  run->add_option("--fallback", o.fallback,
+                  "when a hip device's GPU is unavailable: cpu (run it on the CPU, with a "
+                  "notice; the default) or error (E0403)")
+      ->check(CLI::IsMember({"cpu", "error"}));
+  run->add_option("--device-map", o.deviceMap,
+                  "run declared device A on device B's runtime: A=B (repeatable), e.g. an "
+                  "8-GPU program on fewer GPUs");
 
   CLI::App *check = app.add_subcommand("check", "report all diagnostics of a program");
   addCommon(check, o);
 
   CLI::App *ir = app.add_subcommand("ir", "print the program's IR (parseable text)");
   addCommon(ir, o);
-  ir->add_option("--after", o.after, "print the IR after this pass: lower (default), specialize")
-      ->check(CLI::IsMember({"lower", "specialize"}));
+  ir->add_option("--after", o.after,
+                 "print the IR after this pass: lower (default), specialize, affinity, "
+                 "transfers, partition")
+      ->check(CLI::IsMember({"lower", "specialize", "affinity", "transfers", "partition"}));
+
+  CLI::App *graph = app.add_subcommand(
+      "graph", "draw the partitioned graph: one cluster per device, transfers highlighted");
+  addCommon(graph, o);
+  graph->add_option("-o,--output", o.output,
+                    "the picture to write: .svg, .png (through Graphviz's dot) or .dot")
+      ->required()
+      ->check([](const std::string &s) {
+        for (const char *ext : {".svg", ".png", ".dot"})
+          if (s.size() > 4 && s.compare(s.size() - 4, 4, ext) == 0)
+            return std::string();
+        return std::string("the output must end in .svg, .png or .dot");
+      });
+
+  CLI::App *imp = app.add_subcommand(
+      "import", "convert XLA HLO text to an mdl program and a safetensors weight file");
+  imp->add_option("FILE", o.file, "the .hlo file")->required();
+  imp->add_option("-o,--output", o.output, "the .mdl file to write (weights go beside it, "
+                                           "as NAME.safetensors)")
+      ->required();
+  imp->add_option("--weights", o.elidedWeights,
+                  "a safetensors file with values for elided constants, keyed by instruction name");
+  imp->add_option("--fill-elided", o.fillElided,
+                  "fill elided constants instead: 'zeros' (with a warning)")
+      ->check(CLI::IsMember({"zeros"}));
+  imp->add_option("--diagnostics", o.diagnostics, "diagnostic format: text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  for (CLI::App *c : {run, check, ir}) {
+    c->add_option("--weights", o.elidedWeights,
+                  "(.hlo input) values for elided constants, keyed by instruction name");
+    c->add_option("--fill-elided", o.fillElided,
+                  "(.hlo input) fill elided constants: 'zeros' (with a warning)")
+        ->check(CLI::IsMember({"zeros"}));
+  }
 
   try {
     app.parse(argc, argv);
@@ -74,5 +122,9 @@ int main(int argc, char **argv) {
     return mdl::tools::withLargeStack(mdl::tools::runCommand, o);
   if (check->parsed())
     return mdl::tools::withLargeStack(mdl::tools::checkCommand, o);
+  if (graph->parsed())
+    return mdl::tools::withLargeStack(mdl::tools::graphCommand, o);
+  if (imp->parsed())
+    return mdl::tools::withLargeStack(mdl::tools::importCommand, o);
   return mdl::tools::withLargeStack(mdl::tools::irCommand, o);
 }

@@ -2,6 +2,7 @@
 // dispatches on the operation kind to the kernel families (one file each:
 // Elementwise, Cast, Reduction, Linalg, Shape, Indexing, Neural, Conv,
 // Creation).
+#include "backend/cpu/HloKernels.h"
 #include "backend/cpu/KernelSupport.h"
 
 #include <new>
@@ -33,6 +34,8 @@ namespace {
 
 // How many operands a kernel reads; -1 for "one or more" (concat, stack).
 int operandCount(OpKind k) {
+  if (isHloOp(k))
+    return hloOperandCount(k);
   switch (k) {
   case OpKind::Zeros:
   case OpKind::Ones:
@@ -132,7 +135,8 @@ Status dispatch(const ir::Operation &op, const std::vector<Tensor> &in,
 
 std::optional<std::string> runKernel(const ir::Operation &op,
                                      const std::vector<Tensor> &inputs,
-                                     std::vector<Tensor> &outputs) {
+                                     std::vector<Tensor> &outputs,
+                                     const FunctionCaller *caller) {
   std::string name = ir::opName(op.kind);
   if (!hasKernel(op.kind))
     return "'" + name + "' is not a kernel operation";
@@ -166,6 +170,8 @@ std::optional<std::string> runKernel(const ir::Operation &op,
       return "out of memory allocating " + t.str() + " for '" + name + "'";
   }
   try {
+    if (isHloOp(op.kind))
+      return runHloKernel(op, inputs, outputs, caller);
     return dispatch(op, inputs, outputs);
   } catch (const std::bad_alloc &) {
     return "out of memory in '" + name + "'";

@@ -10,6 +10,7 @@
 #include "backend/runtime/Tensor.h"
 #include "ir/IR.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,12 +21,20 @@ namespace mdl::backend::cpu {
 /// `if` or `call` are the interpreter's business, not a kernel's).
 bool hasKernel(ir::OpKind kind);
 
+/// Calls a function of the module by name on tensors (a reducer or a
+/// comparator that an operation references through a symbol attribute such
+/// as `to_apply = @add`). Returns an error message, nullopt on success.
+using FunctionCaller = std::function<std::optional<std::string>(
+    const std::string &fn, const std::vector<Tensor> &args, std::vector<Tensor> &results)>;
+
 /// Runs the kernel of `op` (its kind, attributes and result types) on
 /// `inputs`, filling `outputs`. Returns an error message for run-time
 /// failures (an index out of range, memory exhausted), nullopt on success.
+/// `caller` serves operations that apply a function of the module.
 std::optional<std::string> runKernel(const ir::Operation &op,
                                      const std::vector<Tensor> &inputs,
-                                     std::vector<Tensor> &outputs);
+                                     std::vector<Tensor> &outputs,
+                                     const FunctionCaller *caller = nullptr);
 
 /// The counter-based generator behind random_normal / random_uniform, so
 /// every backend and device produces the same numbers for a seed:

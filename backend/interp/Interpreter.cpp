@@ -2,16 +2,26 @@
 #include "backend/interp/Interpreter.h"
 #include "backend/cpu/Kernels.h"
 #include "backend/runtime/Weights.h"
+#include "ir/Printer.h"
 
 #include <cstring>
 #include <ostream>
+#include <sstream>
 
 namespace mdl::backend {
 
 using namespace ir;
 
-Interpreter::Interpreter(const Module &m, DiagnosticEngine &diags, std::ostream &out)
-    : m_(m), diags_(diags), out_(out) {}
+Interpreter::Interpreter(const Module &m, DiagnosticEngine &diags, std::ostream &out,
+                         DeviceSet *devices)
+    : m_(m), diags_(diags), out_(out), devices_(devices) {}
+
+Interpreter::~Interpreter() {
+  for (auto &[op, seg] : prepared_)
+    if (seg)
+      devices_->runtime(op->device).iface->release_segment(devices_->runtime(op->device).dev,
+                                                          seg);
+}
 
 bool Interpreter::fail(const std::string &code, const Location &loc, const std::string &msg) {
   diags_.error(code, loc, msg);
@@ -34,10 +44,9 @@ bool Interpreter::loadGlobals() {
   return true;
 }
 
-bool Interpreter::bindRegion(const Region &r, const std::vector<Tensor> &args, Frame &frame) {
+void Interpreter::bindRegion(const Region &r, const std::vector<Tensor> &args, Frame &frame) {
   for (size_t i = 0; i < r.args.size() && i < args.size(); ++i)
     frame[r.args[i].get()] = args[i];
-  return true;
 }
 
 bool Interpreter::runRegion(const Region &r, Frame &frame, std::vector<Tensor> &terminatorValues) {
@@ -76,15 +85,180 @@ std::optional<std::vector<Tensor>> Interpreter::call(const std::string &name,
     fail("E0101", {}, "no function '" + name + "'");
     return std::nullopt;
   }
+  // Arguments arrive in host memory; move them to their devices.
+  std::vector<Tensor> in;
+  for (size_t i = 0; i < args.size(); ++i) {
+    int d = i < f->body->args.size() ? f->body->args[i]->device : -1;
+    Tensor t;
+    if (!move(f->loc, args[i], -1, d, t))
+      return std::nullopt;
+    in.push_back(t);
+  }
   std::vector<Tensor> results;
-  if (!callFunction(*f, args, results))
+  if (!callFunction(*f, in, results))
     return std::nullopt;
+  // Results are delivered to the caller on the host.
+  for (size_t i = 0; i < results.size(); ++i) {
+    int d = i < f->resultDevices.size() ? f->resultDevices[i] : -1;
+    if (!toHost(results[i], d, results[i], f->loc))
+      return std::nullopt;
+  }
   return results;
 }
 
+bool Interpreter::allocate(int d, const TensorType &t, Tensor &out, const Location &loc) {
+  if (!t.isStatic())
+    return fail("E0402", loc, "shape " + t.str() + " is not known at run time (the entry's "
+                                                   "symbolic dimensions must be bound by --input)");
+  if (!devices_ || d < 0) {
+    out = Tensor::empty(t);
+    if (!out.valid())
+      return fail("E0404", loc, "out of memory: cannot allocate " + t.str() + " (" +
+                                    std::to_string(t.byteSize()) + " bytes)");
+    return true;
+  }
+  DeviceRuntime &rt = devices_->runtime(d);
+  size_t bytes = size_t(t.byteSize());
+  void *p = rt.iface->alloc(rt.dev, bytes);
+  if (!p)
+    return fail("E0404", loc, "device '" + m_.devices[size_t(d)].name + "' is out of memory: " +
+                                  "cannot allocate " + t.str() + " (" + std::to_string(bytes) +
+                                  " bytes)");
+  const mdl_device_interface *iface = rt.iface;
+  mdl_device *dev = rt.dev;
+  std::shared_ptr<void> owner(p, [iface, dev](void *q) { iface->release_memory(dev, q); });
+  out = Tensor(t, std::make_shared<Buffer>(p, bytes, owner));
+  return true;
+}
+
+bool Interpreter::toHost(const Tensor &t, int d, Tensor &out, const Location &loc) {
+  if (!devices_ || d < 0 || devices_->runtime(d).iface->host_memory) {
+    out = t;
+    return true;
+  }
+  DeviceRuntime &rt = devices_->runtime(d);
+  Tensor h = Tensor::empty(t.type());
+  if (!h.valid())
+    return fail("E0404", loc, "out of host memory reading " + t.type().str());
+  if (rt.iface->copy_out(rt.dev, h.raw(), t.raw(), t.byteSize()) != 0)
+    return fail("E0403", loc, "reading from '" + m_.devices[size_t(d)].name +
+                                  "' failed: " + rt.iface->last_error(rt.dev));
+  out = h;
+  return true;
+}
+
+bool Interpreter::move(const Location &loc, const Tensor &src, int from, int to, Tensor &out) {
+  if (!devices_ || to < 0 || from == to) {
+    out = src;
+    return true;
+  }
+  DeviceRuntime &dst = devices_->runtime(to);
+  bool srcHost = from < 0 || devices_->runtime(from).iface->host_memory;
+  if (srcHost && dst.iface->host_memory) {
+    out = src; // values are immutable: host-memory devices share buffers
+    return true;
+  }
+  Tensor host;
+  if (!toHost(src, from, host, loc) || !allocate(to, src.type(), out, loc))
+    return false;
+  if (dst.iface->copy_in(dst.dev, out.raw(), host.raw(), host.byteSize()) != 0)
+    return fail("E0403", loc, "copying to '" + m_.devices[size_t(to)].name +
+                                     "' failed: " + dst.iface->last_error(dst.dev));
+  return true;
+}
+
+bool Interpreter::globalOn(int g, int d, Tensor &out, const Location &loc) {
+  auto key = std::make_pair(g, d);
+  auto it = globalOnDevice_.find(key);
+  if (it != globalOnDevice_.end()) {
+    out = it->second;
+    return true;
+  }
+  if (!move(loc, globals_.at(size_t(g)), -1, d, out))
+    return false;
+  globalOnDevice_[key] = out;
+  return true;
+}
+
 namespace {
-int64_t scalarInt(const Tensor &t) { return t.getInt(0); }
+
+// The IR text of a segment: one function @segment over the segment's
+// region, with no devices (the device runs all of it).
+std::string segmentText(const Operation &seg) {
+  Module m;
+  auto f = std::make_unique<Function>();
+  f->name = "segment";
+  f->loc = seg.loc;
+  ValueMap map;
+  cloneRegionInto(*seg.regions[0], *f->body, map);
+  for (auto &a : f->body->args)
+    a->device = -1;
+  walk(*f->body, [](Operation &op) {
+    op.device = -1;
+    op.placement = PlacementKind::None;
+    for (auto &r : op.results)
+      r->device = -1;
+  });
+  Operation *y = f->body->terminator();
+  for (size_t i = 0; i < y->operands.size(); ++i)
+    f->resultTypes.push_back(y->operands[i]->type);
+  f->body->ops.back()->kind = OpKind::Return;
+  m.addFunction(std::move(f));
+  return printModule(m);
+}
+
+// "LINE:COL: message" from a device error, located in `file`.
+Location errorLocation(const std::string &msg, const Location &fallback, std::string &rest) {
+  unsigned line = 0, col = 0;
+  int used = 0;
+  if (std::sscanf(msg.c_str(), "%u:%u: %n", &line, &col, &used) == 2 && used > 0) {
+    rest = msg.substr(size_t(used));
+    Location l = fallback;
+    l.line = line;
+    l.col = col;
+    l.len = 1;
+    return l;
+  }
+  rest = msg;
+  return fallback;
+}
+
 } // namespace
+
+bool Interpreter::runSegment(const Operation &op, const std::vector<Tensor> &in,
+                             std::vector<Tensor> &out) {
+  if (!devices_) {
+    Frame frame;
+    bindRegion(*op.regions[0], in, frame);
+    return runRegion(*op.regions[0], frame, out);
+  }
+  DeviceRuntime &rt = devices_->runtime(op.device);
+  mdl_segment *&seg = prepared_[&op];
+  if (!seg) {
+    seg = rt.iface->prepare(rt.dev, segmentText(op).c_str());
+    if (!seg)
+      return fail("E0403", op.loc, "device '" + m_.devices[size_t(op.device)].name +
+                                       "' cannot run this segment: " + rt.iface->last_error(rt.dev));
+  }
+  const Operation *y = op.regions[0]->terminator();
+  out.clear();
+  std::vector<void *> inPtrs, outPtrs;
+  for (const Tensor &t : in)
+    inPtrs.push_back(t.raw());
+  for (Value *v : y->operands) {
+    Tensor t;
+    if (!allocate(op.device, v->type, t, op.loc))
+      return false;
+    outPtrs.push_back(t.raw());
+    out.push_back(t);
+  }
+  if (rt.iface->run(rt.dev, seg, inPtrs.data(), outPtrs.data()) != 0) {
+    std::string rest;
+    Location at = errorLocation(rt.iface->last_error(rt.dev), op.loc, rest);
+    return fail("E0405", at, rest);
+  }
+  return true;
+}
 
 bool Interpreter::runOp(const Operation &op, Frame &frame) {
   std::vector<Tensor> in;
@@ -95,11 +269,14 @@ bool Interpreter::runOp(const Operation &op, Frame &frame) {
     for (size_t i = 0; i < op.results.size() && i < vals.size(); ++i)
       frame[op.results[i].get()] = vals[i];
   };
-  if (op.device >= 0 && m_.devices[op.device].kind == DeviceKind::Mpc)
-    return fail("E0406", op.loc,
-                "'" + m_.devices[op.device].name +
-                    "' is an mpc device, and this build has no MPC runtime yet: "
-                    "secret-shared execution is not available (nothing was run in plaintext)");
+  // Reads a host scalar (a condition or a bound) from wherever it lives.
+  auto hostScalar = [&](size_t i, int64_t &v) {
+    Tensor h;
+    if (!toHost(in[i], op.operands[i]->device, h, op.loc))
+      return false;
+    v = h.getInt(0);
+    return true;
+  };
   switch (op.kind) {
   case OpKind::Constant: {
     const DenseData &d = op.attr("value")->asDense();
@@ -112,7 +289,14 @@ bool Interpreter::runOp(const Operation &op, Frame &frame) {
   }
   case OpKind::Global: {
     int g = m_.findGlobal(op.stringAttr("name"));
-    setResults({globals_.at(size_t(g))});
+    Tensor t;
+    if (op.device >= 0 && devices_) {
+      if (!globalOn(g, op.device, t, op.loc))
+        return false;
+    } else {
+      t = globals_.at(size_t(g));
+    }
+    setResults({t});
     return true;
   }
   case OpKind::Load: {
@@ -131,15 +315,19 @@ bool Interpreter::runOp(const Operation &op, Frame &frame) {
     return true;
   }
   case OpKind::If: {
-    const Region &r = *op.regions[in[0].getInt(0) ? 0 : 1];
+    int64_t c;
+    if (!hostScalar(0, c))
+      return false;
     std::vector<Tensor> vals;
-    if (!runRegion(r, frame, vals))
+    if (!runRegion(*op.regions[c ? 0 : 1], frame, vals))
       return false;
     setResults(vals);
     return true;
   }
   case OpKind::For: {
-    int64_t lo = scalarInt(in[0]), hi = scalarInt(in[1]);
+    int64_t lo, hi;
+    if (!hostScalar(0, lo) || !hostScalar(1, hi))
+      return false;
     std::vector<Tensor> carried(in.begin() + 2, in.end());
     const Region &body = *op.regions[0];
     for (int64_t i = lo; i < hi; ++i) {
@@ -162,7 +350,10 @@ bool Interpreter::runOp(const Operation &op, Frame &frame) {
       std::vector<Tensor> c;
       if (!runRegion(cond, frame, c))
         return false;
-      if (!c.at(0).getInt(0))
+      Tensor h;
+      if (!toHost(c.at(0), cond.terminator()->operands[0]->device, h, op.loc))
+        return false;
+      if (!h.getInt(0))
         break;
       bindRegion(body, carried, frame);
       if (!runRegion(body, frame, carried))
@@ -172,21 +363,34 @@ bool Interpreter::runOp(const Operation &op, Frame &frame) {
     return true;
   }
   case OpKind::Print: {
-    for (size_t i = 0; i < in.size(); ++i)
-      out_ << (i ? " " : "") << formatTensor(in[i]);
+    for (size_t i = 0; i < in.size(); ++i) {
+      Tensor h;
+      if (!toHost(in[i], op.operands[i]->device, h, op.loc))
+        return false;
+      out_ << (i ? " " : "") << formatTensor(h);
+    }
     out_ << "\n";
     out_.flush();
     return true;
   }
   case OpKind::Segment: {
     std::vector<Tensor> vals;
-    const Region &r = *op.regions[0];
-    bindRegion(r, in, frame);
-    if (!runRegion(r, frame, vals))
+    if (!runSegment(op, in, vals))
       return false;
     setResults(vals);
     return true;
   }
+  case OpKind::Transfer:
+  case OpKind::To:
+  case OpKind::Reveal:
+    if (devices_) {
+      Tensor t;
+      if (!move(op.loc, in[0], op.operands[0]->device, op.device, t))
+        return false;
+      setResults({t});
+      return true;
+    }
+    break;
   default:
     break;
   }
@@ -195,17 +399,21 @@ bool Interpreter::runOp(const Operation &op, Frame &frame) {
                                      "' has no CPU implementation");
   std::vector<Tensor> outs;
   for (auto &r : op.results) {
-    if (!r->type.isStatic())
-      return fail("E0402", op.loc, "shape " + r->type.str() +
-                                       " is not known at run time (the entry's symbolic "
-                                       "dimensions must be bound by --input)");
-    Tensor t = Tensor::empty(r->type);
-    if (!t.valid())
-      return fail("E0404", op.loc, "out of memory: cannot allocate " + r->type.str() + " (" +
-                                       std::to_string(r->type.byteSize()) + " bytes)");
+    Tensor t;
+    if (!allocate(-1, r->type, t, op.loc))
+      return false;
     outs.push_back(std::move(t));
   }
-  if (auto err = cpu::runKernel(op, in, outs))
+  cpu::FunctionCaller caller = [this](const std::string &fn, const std::vector<Tensor> &args,
+                                      std::vector<Tensor> &results) -> std::optional<std::string> {
+    const Function *f = m_.findFunction(fn);
+    if (!f)
+      return "no function @" + fn;
+    if (!callFunction(*f, args, results))
+      return std::string("call of @") + fn + " failed";
+    return std::nullopt;
+  };
+  if (auto err = cpu::runKernel(op, in, outs, &caller))
     return fail("E0405", op.loc, *err);
   setResults(outs);
   return true;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace mdl::passes {
 
@@ -188,6 +189,7 @@ private:
     auto fn = std::make_unique<Function>();
     fn->name = g.name;
     fn->loc = g.loc;
+    fn->argNames = g.argNames;
     for (auto &kv : I->binding)
       if (kv.second.isSymbol() && std::find(fn->symbols.begin(), fn->symbols.end(),
                                             kv.second.sym) == fn->symbols.end())
@@ -379,6 +381,22 @@ private:
       return false;
     }
     results = r.types;
+    // Functions the operation applies (`to_apply = @add`) are instantiated
+    // with their declared argument types.
+    for (const std::string &name : stdlib::functionAttrs(op.kind)) {
+      const Attribute *a = nop.attr(name);
+      const Function *fn = a && a->kind() == Attribute::Kind::Symbol ? in_.findFunction(a->asSymbol())
+                                                                     : nullptr;
+      if (!fn)
+        continue;
+      std::vector<TensorType> args;
+      for (auto &x : fn->body->args)
+        args.push_back(x->type);
+      Instance *inst = instantiate(*fn, args, op.loc, context_.back().instance->generic->name);
+      if (!inst->ok)
+        return false;
+      fnRefs_.push_back({&nop, name, inst});
+    }
     return true;
   }
 
@@ -401,6 +419,8 @@ private:
     }
     for (auto &[op, inst] : calls_)
       op->setAttr("callee", Attribute::symbol(inst->fn->name));
+    for (auto &[op, name, inst] : fnRefs_)
+      op->setAttr(name, Attribute::symbol(inst->fn->name));
     // Functions appear callee-first (creation order); keep the entry order
     // stable by sorting on the order instances were started.
   }
@@ -418,6 +438,7 @@ private:
   std::vector<Instance *> order_;
   std::vector<Context> context_;
   std::vector<std::pair<Operation *, Instance *>> calls_;
+  std::vector<std::tuple<Operation *, std::string, Instance *>> fnRefs_;
 };
 
 } // namespace

@@ -713,6 +713,10 @@ TEST(ParserLayout, NewlineContinuations) {
             "(fn f (x:f32 y:f32) -> f32 {(return x)})");
   EXPECT_EQ(ok("fn f() -> f32\n{\n  return 1.0\n}"),
             "(fn f () -> f32 {(return 1.)})");
+  EXPECT_EQ(ok("fn f()\n  -> f32 {\n  return 1.0\n}"),
+            "(fn f () -> f32 {(return 1.)})");
+  EXPECT_EQ(stmt("let s = for i in 0..n\n    carry (a = 0) {\n  yield a\n}"),
+            "(let s (for i 0 n (carry a=0) {(yield a)}))");
   EXPECT_EQ(ok("param w : f32[2] =\n  zeros"), "(param w f32[2] zeros)");
 }
 
@@ -910,6 +914,23 @@ TEST(ParserErrors, NoRawTokenSetsInMessages) {
   }
 }
 
+TEST(ParserErrors, RecoveryStepsOverBracketedGroups) {
+  auto d = errors("fn main() {\n  if x {\n    yield 1\n  }\n  elif y {\n"
+                  "    let z = [1, (2)]\n  }\n  return 1\n}\n");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].loc.line, 5u);
+  EXPECT_EQ(d[0].message, "expected '}' or a new line, found 'y'");
+}
+
+TEST(ParserErrors, UnmatchedClosers) {
+  auto d = errors("fn main() { let x = 1 }}");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].message, "unmatched '}': no '{' is open here");
+  EXPECT_EQ(d[0].loc.col, 24u);
+  EXPECT_EQ(firstError(")"), "unmatched ')': no '(' is open here");
+  EXPECT_EQ(firstError("const c = 1]"), "unmatched ']': no '[' is open here");
+}
+
 TEST(ParserErrors, ComparisonsDoNotChain) {
   auto d = errors("fn main() {\n  return a < b < c\n}");
   ASSERT_EQ(d.size(), 1u);
@@ -960,6 +981,12 @@ TEST(ParserErrors, LexicalErrors) {
 
   d = errors(std::string("fn main() { let x = 1 \0 }", 25));
   EXPECT_EQ(d[0].message, "unexpected character U+0000");
+
+  EXPECT_EQ(firstError("fn main() { return 'a' }"),
+            "unexpected character \"'\" (strings are written with double "
+            "quotes)");
+  EXPECT_EQ(firstError("fn main() { return .5 }"),
+            "unexpected character '.' (write a digit before the point: 0.5)");
 }
 
 TEST(ParserErrors, InvalidUtf8) {
@@ -1004,9 +1031,12 @@ TEST(ParserErrors, AtMostFiftyErrors) {
 }
 
 TEST(ParserErrors, TooLargeSourceIsRejected) {
-  // Not allocated for real: the check looks at the size first.
-  static_assert(kMaxSourceBytes >= (size_t(256) << 20),
+  static_assert(kMaxSourceBytes >= (size_t(100) << 20),
                 "the limit must leave room for large generated sources");
+  std::string huge(kMaxSourceBytes + 1, ' ');
+  auto d = errors(huge);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0].message.find("source file too large"), std::string::npos);
 }
 
 // --- Robustness ----------------------------------------------------------------------------------------
@@ -1235,6 +1265,90 @@ TEST(ParserLargeLiterals, PackedLiteralEdgeCases) {
   d = errors("const c = [" + repeat("1, ", 300) + "\nfn f() {}");
   EXPECT_EQ(d[0].loc.line, 2u);
   EXPECT_NE(d[0].message.find("to close '['"), std::string::npos);
+}
+
+// --- Large functions ---------------------------------------------------------------------------
+
+/// About 15 tokens a statement: 20000 statements make a function body
+/// long enough to be parsed in three pieces.
+std::string longBody(int statements) {
+  std::string body;
+  for (int i = 0; i < statements; ++i) {
+    std::string n = std::to_string(i);
+    switch (i % 4) {
+    case 0: body += "  let h" + n + " = relu(h @ w + " + n + ".0) * x[" + n + "]\n"; break;
+    case 1: body += "  let (a" + n + ", b) = f(x, k = [1, 2])\n"; break;
+    case 2: body += "  let c" + n + " = if a > b {\n    yield a\n  } else {\n    yield b\n  }\n"; break;
+    default: body += "  print(c); d\n"; break;
+    }
+  }
+  return body;
+}
+
+std::vector<std::string> stmtDumps(const Block &b) {
+  std::vector<std::string> out;
+  for (const auto &st : b.stmts)
+    out.push_back(dump(*st));
+  return out;
+}
+
+TEST(ParserLargeFunctions, PiecesGiveTheSameTree) {
+  std::string body = longBody(20000);
+  // In the first source the statements sit directly in the function body
+  // and it is parsed in pieces; in the second they sit in an `on` block,
+  // where no cut is made.
+  Parsed pieces = parse("fn main(x: f32[B, 8]) -> f32 {\n" + body +
+                        "  return h\n}\nconst after = 1\n");
+  Parsed whole = parse("fn main(x: f32[B, 8]) -> f32 {\non d {\n" + body +
+                       "}\n  return h\n}\nconst after = 1\n");
+  ASSERT_TRUE(pieces.file);
+  ASSERT_TRUE(whole.file);
+  ASSERT_EQ(pieces.file->items.size(), 2u);
+  auto &a = static_cast<const FnItem &>(*pieces.file->items[0]);
+  auto &b = static_cast<const FnItem &>(*whole.file->items[0]);
+  EXPECT_EQ(a.loc.col, b.loc.col);
+  EXPECT_EQ(a.loc.len, b.loc.len);
+  EXPECT_EQ(a.params.size(), 1u);
+  EXPECT_TRUE(a.hasResults);
+  EXPECT_EQ(a.body.open.line, 1u);
+  EXPECT_EQ(a.body.open.col, 30u);
+  ASSERT_EQ(a.body.stmts.size(), 20000u / 4 * 5 + 1); // `print(c); d` is two
+  auto &on = static_cast<const OnStmt &>(*b.body.stmts[0]);
+  std::vector<std::string> da = stmtDumps(a.body), db = stmtDumps(on.body);
+  db.push_back(dump(*b.body.stmts[1]));
+  ASSERT_EQ(da.size(), db.size());
+  for (size_t i = 0; i < da.size(); ++i)
+    ASSERT_EQ(da[i], db[i]) << "statement " << i;
+  uint32_t lastLine = static_cast<uint32_t>(
+      std::count(body.begin(), body.end(), '\n') + 3);
+  EXPECT_EQ(a.body.close.line, lastLine);
+  EXPECT_EQ(a.body.stmts.back()->loc.line, lastLine - 1);
+  EXPECT_EQ(pieces.file->items[1]->name.name, "after");
+}
+
+TEST(ParserLargeFunctions, ErrorsInPieces) {
+  std::string body = longBody(20000);
+  size_t cut = body.find("\n", body.size() / 2) + 1;
+  uint32_t badLine = static_cast<uint32_t>(std::count(body.begin(), body.begin() + cut, '\n') + 2);
+  // An error in the middle of the function.
+  auto d = errors("fn main() {\n" + body.substr(0, cut) + "  let = 1\n" +
+                  body.substr(cut) + "}\n");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].loc.line, badLine);
+  EXPECT_EQ(d[0].message, "expected a name or '(', found '='");
+  // The closing brace is missing: the message names the function's `{`.
+  d = errors("fn main() {\n" + body);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0].message.find("'}' to close '{' at 1:11, found end of file"),
+            std::string::npos)
+      << d[0].message;
+  d = errors("fn main() {\n" + body + "fn next() {}\n");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_NE(d[0].message.find("'}' to close '{' at 1:11, found 'fn'"),
+            std::string::npos)
+      << d[0].message;
+  ASSERT_EQ(d[0].notes.size(), 1u);
+  EXPECT_EQ(d[0].notes[0].loc.line, 1u);
 }
 
 TEST(ParserLargeLiterals, GeneratedSourceOfSeveralMegabytes) {

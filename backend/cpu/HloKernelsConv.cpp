@@ -1,0 +1,159 @@
+// convolution with XLA's general semantics: dimension labels, window
+// strides, low/high padding (negative too), input (lhs) dilation, kernel
+// (rhs) dilation, feature groups and batch groups.
+//
+// 1. Pack the input as [N, C, spatial...] and the kernel as [O, I, k...] in
+//    the compute type (dimension labels give the permutations).
+// 2. For each output batch element and group: gather the input patches into
+//    a column matrix [I * k..., out spatial...] (im2col; a tap that falls in
+//    padding or between dilated input elements reads 0), and multiply the
+//    group's kernel rows [O/g, I * k...] by it through BLAS.
+// 3. Unpack [N', O, out spatial...] into the output labels' order.
+// Feature groups split C and O; batch groups split N and O (output feature
+// group j reads input batch group j).
+#include "backend/cpu/HloKernels.h"
+#include "backend/cpu/HloPack.h"
+
+namespace mdl::backend::cpu {
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+struct Labels {
+  int64_t a = -1, b = -1;
+  Ints spatial;
+};
+
+bool parse(const std::string &s, char first, char second, Labels &out) {
+  int64_t n = int64_t(s.size());
+  out.spatial.assign(size_t(n >= 2 ? n - 2 : 0), -1);
+  for (int64_t i = 0; i < n; ++i) {
+    char c = s[size_t(i)];
+    if (c == first && out.a < 0)
+      out.a = i;
+    else if (c == second && out.b < 0)
+      out.b = i;
+    else if (c >= '0' && c <= '9' && c - '0' < n - 2 && out.spatial[size_t(c - '0')] < 0)
+      out.spatial[size_t(c - '0')] = i;
+    else
+      return false;
+  }
+  return n >= 2 && out.a >= 0 && out.b >= 0;
+}
+
+template <typename T>
+Status convTyped(const ir::Operation &op, const Tensor &x, const Tensor &w, Tensor &y,
+                 const Labels &li, const Labels &lk, const Labels &lo) {
+  using C = AccT<T>;
+  size_t s = li.spatial.size();
+  const Ints &strides = op.intListAttr("strides"), &pad = op.intListAttr("padding"),
+             &ldil = op.intListAttr("lhs_dilation"), &rdil = op.intListAttr("rhs_dilation");
+  if (strides.size() != s || pad.size() != 2 * s || ldil.size() != s || rdil.size() != s)
+    return std::string("convolution attributes do not match the spatial rank");
+  int64_t G = op.intAttr("feature_groups", 1), BG = op.intAttr("batch_groups", 1);
+  Ints xs = shapeOf(x), ws = shapeOf(w), ys = shapeOf(y);
+  int64_t N = xs[size_t(li.a)], Cin = xs[size_t(li.b)];
+  int64_t I = ws[size_t(lk.a)], O = ws[size_t(lk.b)];
+  int64_t Nout = ys[size_t(lo.a)];
+  Ints in(s), k(s), outS(s);
+  for (size_t i = 0; i < s; ++i) {
+    in[i] = xs[size_t(li.spatial[i])];
+    k[i] = ws[size_t(lk.spatial[i])];
+    outS[i] = ys[size_t(lo.spatial[i])];
+  }
+  if (G < 1 || BG < 1 || Cin != I * G || O % (G * BG) || N != Nout * BG ||
+      ys[size_t(lo.b)] != O)
+    return std::string("convolution shapes do not match its groups");
+  int64_t inP = product(in), kP = product(k), outP = product(outS);
+  int64_t groups = G * BG, Og = O / groups, rows = I * kP;
+  Ints xOrder = {li.a, li.b}, wOrder = {lk.b, lk.a}, yOrder = {lo.a, lo.b};
+  for (size_t i = 0; i < s; ++i) {
+    xOrder.push_back(li.spatial[i]);
+    wOrder.push_back(lk.spatial[i]);
+    yOrder.push_back(lo.spatial[i]);
+  }
+  std::vector<C> px(size_t(N * Cin * inP)), pw(size_t(O * I * kP)), py(size_t(Nout * O * outP));
+  packPermuted<T, C>(x, xOrder, px.data());
+  packPermuted<T, C>(w, wOrder, pw.data());
+  // For each (tap, output position): the input spatial offset, or -1.
+  std::vector<int64_t> tapOffset(size_t(kP * outP));
+  Ints kIdx(s), oIdx(s);
+  for (int64_t t = 0; t < kP; ++t) {
+    int64_t rem = t;
+    for (size_t i = s; i-- > 0;) {
+      kIdx[i] = rem % k[i];
+      rem /= k[i];
+    }
+    for (int64_t o = 0; o < outP; ++o) {
+      int64_t r2 = o, off = 0;
+      bool inside = true;
+      for (size_t i = s; i-- > 0;) {
+        oIdx[i] = r2 % outS[i];
+        r2 /= outS[i];
+      }
+      int64_t mul = 1;
+      for (size_t i = s; i-- > 0;) {
+        int64_t pos = oIdx[i] * strides[i] + kIdx[i] * rdil[i] - pad[2 * i];
+        if (pos < 0 || pos % ldil[i] || pos / ldil[i] >= in[i]) {
+          inside = false;
+          break;
+        }
+        off += pos / ldil[i] * mul;
+        mul *= in[i];
+      }
+      tapOffset[size_t(t * outP + o)] = inside ? off : -1;
+    }
+  }
+  int64_t jobs = Nout * groups;
+  bool par = jobs >= 2 * omp_get_max_threads() && !omp_in_parallel();
+  int threads = par ? omp_get_max_threads() : 1;
+  std::vector<std::vector<C>> cols(size_t(threads), std::vector<C>(size_t(rows * outP)));
+#pragma omp parallel for if (par) schedule(dynamic)
+  for (int64_t job = 0; job < jobs; ++job) {
+    int64_t n = job / groups, g = job % groups;
+    int64_t nIn = G > 1 ? n : g * Nout + n, c0 = G > 1 ? g * I : 0;
+    std::vector<C> &col = cols[size_t(par ? omp_get_thread_num() : 0)];
+    for (int64_t c = 0; c < I; ++c) {
+      const C *src = px.data() + (nIn * Cin + c0 + c) * inP;
+      for (int64_t t = 0; t < kP; ++t) {
+        C *dst = col.data() + (c * kP + t) * outP;
+        const int64_t *offs = tapOffset.data() + t * outP;
+        for (int64_t o = 0; o < outP; ++o)
+          dst[o] = offs[o] >= 0 ? src[offs[o]] : C(0);
+      }
+    }
+    matmulAcc(Og, outP, rows, pw.data() + g * Og * rows, col.data(),
+              py.data() + (n * O + g * Og) * outP);
+  }
+  return visitDType(y.dtype(), [&](auto tag) -> Status {
+    using U = typename decltype(tag)::type;
+    unpackPermuted<U, C>(py.data(), yOrder, y);
+    return std::nullopt;
+  });
+}
+
+} // namespace
+
+Status runHloConvolution(const ir::Operation &op, const std::vector<Tensor> &in,
+                         std::vector<Tensor> &out) {
+  std::string labels = op.stringAttr("dim_labels");
+  size_t us = labels.find('_'), ar = labels.find("->");
+  Labels li, lk, lo;
+  if (us == std::string::npos || ar == std::string::npos || ar < us ||
+      !parse(labels.substr(0, us), 'b', 'f', li) ||
+      !parse(labels.substr(us + 1, ar - us - 1), 'i', 'o', lk) ||
+      !parse(labels.substr(ar + 2), 'b', 'f', lo) || int(li.spatial.size() + 2) != in[0].rank() ||
+      int(lk.spatial.size() + 2) != in[1].rank() || int(lo.spatial.size() + 2) != out[0].rank() ||
+      in[0].dtype() != in[1].dtype())
+    return "convolution dim_labels '" + labels + "' do not match its operands";
+  return visitDType(in[0].dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsFloat<T>)
+      return std::string("convolution expects floating-point operands");
+    else
+      return convTyped<T>(op, in[0], in[1], out[0], li, lk, lo);
+  });
+}
+
+} // namespace mdl::backend::cpu
