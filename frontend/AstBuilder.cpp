@@ -230,6 +230,16 @@ private:
   size_t next_ = 0;
 };
 
+/// A token stream whose buffer is sized for the chunk up front (growing it
+/// token by token costs more in the allocator than the parse itself).
+class ChunkTokenStream : public antlr4::CommonTokenStream {
+public:
+  ChunkTokenStream(antlr4::TokenSource *source, size_t tokens)
+      : CommonTokenStream(source) {
+    _tokens.reserve(tokens + 1);
+  }
+};
+
 // --- Syntax error messages ------------------------------------------------------------
 
 std::string joinPhrases(const std::vector<std::string> &words) {
@@ -1528,7 +1538,7 @@ private:
 
   void parseChunk(Piece piece) {
     ChunkTokenSource source(chunk_, stream_);
-    antlr4::CommonTokenStream tokens(&source);
+    ChunkTokenStream tokens(&source, chunk_.tokens.size());
     auto reporter = std::make_shared<ErrorReporter>(
         src_, chunk_, tokens, parser_.getVocabulary(), log_);
     parser_.setTokenStream(&tokens);

@@ -45,8 +45,8 @@ bool formatOf(const std::string &path, FormatKind &out) {
   return true;
 }
 
-bool writeText(const std::string &path, const std::string &text, const std::string &shownAs,
-               std::string &error) {
+bool writeText(const std::string &path, const std::string &text,
+               const std::string &shownAs, std::string &error) {
   FILE *f = std::fopen(path.c_str(), "wb");
   if (!f) {
     error = "cannot create " + shownAs + ": " + std::strerror(errno);
@@ -80,24 +80,28 @@ bool runDot(const char *format, const std::string &in, const std::string &out,
   posix_spawn_file_actions_addclose(&actions, pipeFds[1]);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", 0, 0);
   std::string typeArg = std::string("-T") + format;
-  std::vector<char *> argv = {const_cast<char *>("dot"), typeArg.data(),
-                              const_cast<char *>("-o"), const_cast<char *>(out.c_str()),
-                              const_cast<char *>(in.c_str()), nullptr};
+  std::vector<char *> argv = {
+      const_cast<char *>("dot"),      typeArg.data(),
+      const_cast<char *>("-o"),       const_cast<char *>(out.c_str()),
+      const_cast<char *>(in.c_str()), nullptr};
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, "dot", &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(pipeFds[1]);
   if (rc != 0) {
     close(pipeFds[0]);
-    error = rc == ENOENT ? "Graphviz's dot was not found on PATH (install it with `apt-get "
-                           "install graphviz`, or write a .dot file)"
-                         : std::string("cannot run Graphviz's dot: ") + std::strerror(rc);
+    error =
+        rc == ENOENT
+            ? "Graphviz's dot was not found on PATH (install it with `apt-get "
+              "install graphviz`, or write a .dot file)"
+            : std::string("cannot run Graphviz's dot: ") + std::strerror(rc);
     return false;
   }
   std::string messages;
   char buf[4096];
   ssize_t n;
-  while ((n = read(pipeFds[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+  while ((n = read(pipeFds[0], buf, sizeof buf)) > 0 ||
+         (n < 0 && errno == EINTR))
     if (n > 0)
       messages.append(buf, size_t(n));
   close(pipeFds[0]);
@@ -106,7 +110,8 @@ bool runDot(const char *format, const std::string &in, const std::string &out,
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return true;
-  while (!messages.empty() && (messages.back() == '\n' || messages.back() == '\r'))
+  while (!messages.empty() &&
+         (messages.back() == '\n' || messages.back() == '\r'))
     messages.pop_back();
   error = "Graphviz's dot " + typeArg + " failed";
   if (WIFEXITED(status))
@@ -118,7 +123,8 @@ bool runDot(const char *format, const std::string &in, const std::string &out,
   return false;
 }
 
-bool moveIntoPlace(const std::string &tmp, const std::string &path, std::string &error) {
+bool moveIntoPlace(const std::string &tmp, const std::string &path,
+                   std::string &error) {
   if (std::rename(tmp.c_str(), path.c_str()) == 0)
     return true;
   error = "cannot create " + path + ": " + std::strerror(errno);
@@ -128,11 +134,12 @@ bool moveIntoPlace(const std::string &tmp, const std::string &path, std::string 
 
 } // namespace
 
-bool writeGraph(const ir::Module &m, const std::string &entry, const std::string &path,
-                std::string &error) {
+bool writeGraph(const ir::Module &m, const std::string &entry,
+                const std::string &path, std::string &error) {
   FormatKind format;
   if (!formatOf(path, format)) {
-    error = "unsupported output '" + path + "': expected a .dot, .svg or .png file";
+    error =
+        "unsupported output '" + path + "': expected a .dot, .svg or .png file";
     return false;
   }
   graph::Graph g;
@@ -147,7 +154,8 @@ bool writeGraph(const ir::Module &m, const std::string &entry, const std::string
   std::string tmpDot = tmp + ".dot";
   if (!writeText(tmpDot, text, path, error))
     return false;
-  bool ok = runDot(format == FormatKind::Svg ? "svg" : "png", tmpDot, tmp, error);
+  bool ok =
+      runDot(format == FormatKind::Svg ? "svg" : "png", tmpDot, tmp, error);
   std::remove(tmpDot.c_str());
   if (!ok) {
     std::remove(tmp.c_str());

@@ -44,6 +44,20 @@ std::string lineSuffix(const Location &loc) {
   return loc.valid() ? "line " + std::to_string(loc.line) : std::string();
 }
 
+/// `what` and its source line on the next line of a node label.
+std::string lineBelow(const std::string &what, const Location &loc) {
+  return loc.valid() ? what + "\n" + lineSuffix(loc) : what;
+}
+
+/// `what (line N)` for a scope label; `(call, line N)` with a kind.
+std::string lineAfter(const std::string &what, const Location &loc,
+                      const std::string &kind = "") {
+  std::string inside = kind;
+  if (loc.valid())
+    inside += (inside.empty() ? "" : ", ") + lineSuffix(loc);
+  return inside.empty() ? what : what + " (" + inside + ")";
+}
+
 std::string resultTypes(const Operation &op) {
   std::string s;
   for (const auto &r : op.results)
@@ -81,23 +95,27 @@ public:
 
   bool run(const Function &entry, std::string &error) {
     g_.scopes.push_back({-1, ScopeKind::Root, ""});
-    std::string file = entry.loc.valid() ? baseName(fileName(entry.loc.file)) : "";
+    std::string file =
+        entry.loc.valid() ? baseName(fileName(entry.loc.file)) : "";
     g_.title = (file.empty() ? "" : file + ": ") + entry.name;
     std::vector<Value *> args = entry.args();
     for (size_t i = 0; i < args.size(); ++i) {
       std::string name = i < entry.argNames.size() && !entry.argNames[i].empty()
                              ? entry.argNames[i]
                              : "arg " + std::to_string(i);
-      std::string where = args[i]->device >= 0 ? "\non " + deviceName(args[i]->device) : "";
-      nodeOf_[args[i]] = addNode(NodeKind::Input, -1, 0,
-                                 "input " + name + "\n" + args[i]->type.str() + where);
+      std::string where =
+          args[i]->device >= 0 ? "\non " + deviceName(args[i]->device) : "";
+      nodeOf_[args[i]] =
+          addNode(NodeKind::Input, -1, 0,
+                  "input " + name + "\n" + args[i]->type.str() + where);
     }
     if (!region(*entry.body, 0, error))
       return false;
     if (const Operation *ret = entry.body->terminator())
       for (size_t i = 0; i < ret->operands.size(); ++i) {
         int n = addNode(NodeKind::Output, -1, 0,
-                        "result " + std::to_string(i) + "\n" + ret->operands[i]->type.str());
+                        "result " + std::to_string(i) + "\n" +
+                            ret->operands[i]->type.str());
         edgeFrom(ret->operands[i], n, EdgeKind::Data);
       }
     pruneFoldedLiterals();
@@ -111,6 +129,7 @@ private:
 
   int addNode(NodeKind kind, int area, int scope, std::string label) {
     g_.nodes.push_back({kind, area, scope, std::move(label)});
+    fed_.push_back(false);
     return int(g_.nodes.size()) - 1;
   }
 
@@ -122,11 +141,13 @@ private:
   void addEdge(int from, int to, EdgeKind kind, const std::string &label = "") {
     // Edges out of a header or footer are control-flow plumbing.
     NodeKind fk = g_.nodes[from].kind;
-    if (kind == EdgeKind::Data && (fk == NodeKind::Header || fk == NodeKind::Footer))
+    if (kind == EdgeKind::Data &&
+        (fk == NodeKind::Header || fk == NodeKind::Footer))
       kind = EdgeKind::Control;
     if (!seenEdges_.insert({from, to, int(kind), label}).second)
       return;
     g_.edges.push_back({from, to, kind, label});
+    fed_[to] = true;
   }
 
   int nodeFor(const Value *v) const {
@@ -134,14 +155,16 @@ private:
     return it == nodeOf_.end() ? -1 : it->second;
   }
 
-  void edgeFrom(const Value *v, int to, EdgeKind kind, const std::string &label = "") {
+  void edgeFrom(const Value *v, int to, EdgeKind kind,
+                const std::string &label = "") {
     int from = nodeFor(v);
     if (from >= 0)
       addEdge(from, to, kind, label);
   }
 
   /// Makes `vals` stand for the nodes of `srcs`, pairwise.
-  void alias(const std::vector<Value *> &vals, const std::vector<Value *> &srcs) {
+  void alias(const std::vector<Value *> &vals,
+             const std::vector<Value *> &srcs) {
     for (size_t i = 0; i < vals.size() && i < srcs.size(); ++i)
       nodeOf_[vals[i]] = nodeFor(srcs[i]);
   }
@@ -190,7 +213,7 @@ private:
     case OpKind::If:
       return ifElse(op, scope, error);
     case OpKind::Print: {
-      int n = addNode(NodeKind::Print, -1, scope, "print\n" + lineSuffix(op.loc));
+      int n = addNode(NodeKind::Print, -1, scope, lineBelow("print", op.loc));
       for (const Value *v : op.operands)
         edgeFrom(v, n, EdgeKind::Data);
       return true;
@@ -208,11 +231,11 @@ private:
     std::string literal = scalarLiteral(op);
     int n;
     if (!literal.empty()) {
-      n = addNode(NodeKind::Constant, op.device, scope, literal + " : " + resultTypes(op));
+      n = addNode(NodeKind::Constant, op.device, scope,
+                  literal + " : " + resultTypes(op));
     } else {
-      std::string label = std::string(opName(op.kind)) + "\n" + resultTypes(op);
-      if (op.loc.valid())
-        label += "\n" + lineSuffix(op.loc);
+      std::string label = lineBelow(
+          std::string(opName(op.kind)) + "\n" + resultTypes(op), op.loc);
       n = addNode(NodeKind::Op, op.device, scope, label);
     }
     for (const Value *v : op.operands)
@@ -228,15 +251,18 @@ private:
                             ? m_.findFunction(callee->asSymbol())
                             : nullptr;
     if (!f) {
-      error = "call at line " + std::to_string(op.loc.line) + " names no function of the module";
+      error = "call at line " + std::to_string(op.loc.line) +
+              " names no function of the module";
       return false;
     }
     if (depth_ >= kMaxCallDepth) {
-      error = "calls nest deeper than " + std::to_string(kMaxCallDepth) + " levels (at " +
-              f->name + ", line " + std::to_string(op.loc.line) + ")";
+      error = "calls nest deeper than " + std::to_string(kMaxCallDepth) +
+              " levels (at " + f->name + ", line " +
+              std::to_string(op.loc.line) + ")";
       return false;
     }
-    int inner = addScope(scope, ScopeKind::Call, f->name + " (call, " + lineSuffix(op.loc) + ")");
+    int inner =
+        addScope(scope, ScopeKind::Call, lineAfter(f->name, op.loc, "call"));
     alias(f->args(), op.operands);
     ++depth_;
     bool ok = region(*f->body, inner, error);
@@ -246,8 +272,8 @@ private:
     return ok;
   }
 
-  /// A loop bound given by a scalar literal: its text, and the literal's
-  /// node is remembered so it can be dropped when nothing else reads it.
+  /// A loop bound given by a scalar literal: its text (the literal's node is
+  /// dropped at the end if nothing else reads it).
   std::string boundText(const Value *v) {
     int n = nodeFor(v);
     if (n >= 0 && g_.nodes[n].kind == NodeKind::Constant) {
@@ -258,9 +284,11 @@ private:
   }
 
   /// A header and its footer in the host program; results leave the footer.
-  std::pair<int, int> headerPair(const Operation &op, int scope, const std::string &title) {
-    int header = addNode(NodeKind::Header, -1, scope, title + "\n" + lineSuffix(op.loc));
-    int footer = addNode(NodeKind::Footer, -1, scope, "end " + std::string(opName(op.kind)));
+  std::pair<int, int> headerPair(const Operation &op, int scope,
+                                 const std::string &title) {
+    int header = addNode(NodeKind::Header, -1, scope, lineBelow(title, op.loc));
+    int footer = addNode(NodeKind::Footer, -1, scope,
+                         "end " + std::string(opName(op.kind)));
     for (const auto &r : op.results)
       nodeOf_[r.get()] = footer;
     return {header, footer};
@@ -269,8 +297,9 @@ private:
   /// Walks one region of a control-flow operation as scope `label` below
   /// `scope`; its arguments stand for the header, its yielded values flow
   /// into the footer labeled `yieldLabel`.
-  bool body(const Region &r, int scope, ScopeKind kind, const std::string &label, int header,
-            int footer, const std::string &yieldLabel, std::string &error) {
+  bool body(const Region &r, int scope, ScopeKind kind,
+            const std::string &label, int header, int footer,
+            const std::string &yieldLabel, std::string &error) {
     int inner = addScope(scope, kind, label);
     aliasArgs(r, header);
     size_t first = g_.nodes.size();
@@ -281,11 +310,8 @@ private:
         edgeFrom(v, footer, EdgeKind::Control, yieldLabel);
     // Operations that read nothing from before the region would float to
     // the top of the picture: hang them below the header.
-    std::vector<bool> fed(g_.nodes.size(), false);
-    for (const Edge &e : g_.edges)
-      fed[e.to] = true;
     for (size_t n = first; n < g_.nodes.size(); ++n)
-      if (!fed[n] && g_.nodes[n].kind != NodeKind::Global)
+      if (!fed_[n] && g_.nodes[n].kind != NodeKind::Global)
         addEdge(header, int(n), EdgeKind::Layout);
     return true;
   }
@@ -299,10 +325,11 @@ private:
     for (size_t i = 0; i < op.operands.size(); ++i) {
       if (i < 2 && !range.empty())
         continue;
-      edgeFrom(op.operands[i], header, EdgeKind::Control, i < 2 ? "bounds" : "init");
+      edgeFrom(op.operands[i], header, EdgeKind::Control,
+               i < 2 ? "bounds" : "init");
     }
-    if (!body(*op.region(0), scope, ScopeKind::LoopBody, "for body (" + lineSuffix(op.loc) + ")",
-              header, footer, "next", error))
+    if (!body(*op.region(0), scope, ScopeKind::LoopBody,
+              lineAfter("for body", op.loc), header, footer, "next", error))
       return false;
     addEdge(footer, header, EdgeKind::Back, "repeat");
     return true;
@@ -312,12 +339,11 @@ private:
     auto [header, footer] = headerPair(op, scope, "while");
     for (const Value *v : op.operands)
       edgeFrom(v, header, EdgeKind::Control, "init");
-    std::string line = " (" + lineSuffix(op.loc) + ")";
     if (op.regions.size() != 2 ||
-        !body(*op.region(0), scope, ScopeKind::WhileCond, "while cond" + line, header, footer,
-              "cond", error) ||
-        !body(*op.region(1), scope, ScopeKind::LoopBody, "while body" + line, header, footer,
-              "next", error))
+        !body(*op.region(0), scope, ScopeKind::WhileCond,
+              lineAfter("while cond", op.loc), header, footer, "cond", error) ||
+        !body(*op.region(1), scope, ScopeKind::LoopBody,
+              lineAfter("while body", op.loc), header, footer, "next", error))
       return false;
     addEdge(footer, header, EdgeKind::Back, "repeat");
     return true;
@@ -328,19 +354,20 @@ private:
     for (const Value *v : op.operands)
       edgeFrom(v, header, EdgeKind::Control, "cond");
     addEdge(header, footer, EdgeKind::Layout);
-    std::string line = " (" + lineSuffix(op.loc) + ")";
     if (op.regions.size() != 2 ||
-        !body(*op.region(0), scope, ScopeKind::Then, "if then" + line, header, footer, "then",
-              error) ||
-        !body(*op.region(1), scope, ScopeKind::Else, "if else" + line, header, footer, "else",
-              error))
+        !body(*op.region(0), scope, ScopeKind::Then,
+              lineAfter("if then", op.loc), header, footer, "then", error) ||
+        !body(*op.region(1), scope, ScopeKind::Else,
+              lineAfter("if else", op.loc), header, footer, "else", error))
       return false;
     return true;
   }
 
   void global(const Operation &op) {
     const Attribute *name = op.attr("name");
-    std::string sym = name && name->kind() == Attribute::Kind::Symbol ? name->asSymbol() : "?";
+    std::string sym = name && name->kind() == Attribute::Kind::Symbol
+                          ? name->asSymbol()
+                          : "?";
     auto key = std::make_pair(sym, op.device);
     auto it = globalNodes_.find(key);
     int n;
@@ -352,7 +379,9 @@ private:
       if (sym.rfind("__hoisted", 0) == 0)
         label = "hoisted const";
       else
-        label = std::string(gi >= 0 && m_.globals[gi].isParam ? "param " : "const ") + sym;
+        label = std::string(gi >= 0 && m_.globals[gi].isParam ? "param "
+                                                              : "const ") +
+                sym;
       label += "\n" + resultTypes(op);
       if (loadScope_ < 0)
         loadScope_ = addScope(0, ScopeKind::LoadTime, "load time");
@@ -373,16 +402,20 @@ private:
     } else if (op.attr("from")) {
       kind = "implicit";
     } else {
-      bool index = src && src->region && src->index == 0 && src->region->parent &&
+      bool index = src && src->region && src->index == 0 &&
+                   src->region->parent &&
                    src->region->parent->kind == OpKind::For;
       kind = index ? "loop index" : "from host";
     }
     // The label sits on the landing node, not the edge: several transfers
     // leaving one value would otherwise stack their labels on each other.
     std::string what =
-        (op.results.empty() ? "" : passes::byteString(op.result()->type) + " ") + "(" + kind + ")";
+        (op.results.empty() ? ""
+                            : passes::byteString(op.result()->type) + " ") +
+        "(" + kind + ")";
     int n = addNode(NodeKind::Landing, op.device, scope, what);
-    std::string from = src && src->device >= 0 ? deviceName(src->device) : "host program";
+    std::string from =
+        src && src->device >= 0 ? deviceName(src->device) : "host program";
     if (src)
       edgeFrom(src, n, EdgeKind::Transfer,
                from + " -> " + deviceName(op.device) + ": " + what +
@@ -410,7 +443,8 @@ private:
     std::vector<Edge> edges;
     for (Edge &e : g_.edges)
       if (renumber[e.from] >= 0 && renumber[e.to] >= 0)
-        edges.push_back({renumber[e.from], renumber[e.to], e.kind, std::move(e.label)});
+        edges.push_back(
+            {renumber[e.from], renumber[e.to], e.kind, std::move(e.label)});
     g_.edges = std::move(edges);
   }
 
@@ -419,13 +453,15 @@ private:
   std::unordered_map<const Value *, int> nodeOf_; // lookup only
   std::map<std::pair<std::string, int>, int> globalNodes_;
   std::set<std::tuple<int, int, int, std::string>> seenEdges_;
+  std::vector<bool> fed_; // per node: some edge leads into it
   int depth_ = 0;
   int loadScope_ = -1;
 };
 
 } // namespace
 
-bool buildGraph(const Module &m, const std::string &entry, Graph &out, std::string &error) {
+bool buildGraph(const Module &m, const std::string &entry, Graph &out,
+                std::string &error) {
   const Function *f = m.findFunction(entry);
   if (!f) {
     error = "the program has no function '" + entry + "' to draw";

@@ -78,14 +78,16 @@ std::string nodeAttrs(const Node &n) {
   case NodeKind::Output:
     return "shape=house, style=filled, fillcolor=\"#dadce0\"";
   case NodeKind::Header:
-    return "shape=diamond, style=filled, fillcolor=\"#d2e3fc\", color=\"#1a73e8\", margin=0.02";
+    return "shape=diamond, style=filled, fillcolor=\"#d2e3fc\", "
+           "color=\"#1a73e8\", margin=0.02";
   case NodeKind::Footer:
-    return "shape=box, style=\"rounded,filled\", fillcolor=\"#d2e3fc\", color=\"#1a73e8\", "
-           "fontsize=8, height=0.2, margin=\"0.04,0.01\"";
+    return "shape=box, style=\"rounded,filled\", fillcolor=\"#d2e3fc\", "
+           "color=\"#1a73e8\", fontsize=8, height=0.2, margin=\"0.04,0.01\"";
   case NodeKind::Landing:
-    return "shape=box, style=\"rounded,filled,bold\", fillcolor=\"#fce8e6\", color=\"#d93025\", "
-           "fontcolor=\"#d93025\", fontname=\"Helvetica-Bold\", fontsize=9, height=0.2, "
-           "margin=\"0.04,0.01\"";
+    return "shape=box, style=\"rounded,filled,bold\", fillcolor=\"#fce8e6\", "
+           "color=\"#d93025\", fontcolor=\"#d93025\", "
+           "fontname=\"Helvetica-Bold\", "
+           "fontsize=9, height=0.2, margin=\"0.04,0.01\"";
   case NodeKind::Print:
     return "shape=parallelogram";
   }
@@ -106,7 +108,8 @@ std::string edgeAttrs(const Edge &e) {
     a = "color=\"#1a73e8\", fontcolor=\"#1a73e8\"";
     break;
   case EdgeKind::Back:
-    a = "color=\"#1a73e8\", fontcolor=\"#1a73e8\", style=dashed, constraint=false";
+    a = "color=\"#1a73e8\", fontcolor=\"#1a73e8\", style=dashed, "
+        "constraint=false";
     break;
   case EdgeKind::Layout:
     a = "style=invis";
@@ -146,17 +149,20 @@ public:
   std::string run() {
     os_ << "digraph mdl {\n"
         << "  graph [label=" << quote(g_.title)
-        << ", labelloc=t, fontname=\"Helvetica\", fontsize=14, newrank=true, nodesep=0.25, "
-           "ranksep=0.3, dpi=72, pad=0.25, bgcolor=white];\n"
-        << "  node [shape=box, style=\"rounded,filled\", fillcolor=white, fontname=\"Helvetica\", fontsize=10, height=0.3, "
+        << ", labelloc=t, fontname=\"Helvetica\", fontsize=14, newrank=true, "
+           "nodesep=0.25, ranksep=0.3, dpi=72, pad=0.25, bgcolor=white];\n"
+        << "  node [shape=box, style=\"rounded,filled\", fillcolor=white, "
+           "fontname=\"Helvetica\", fontsize=10, height=0.3, "
            "margin=\"0.08,0.03\"];\n"
-        << "  edge [fontname=\"Helvetica\", fontsize=9, color=\"#5f6368\", arrowsize=0.6];\n";
+        << "  edge [fontname=\"Helvetica\", fontsize=9, color=\"#5f6368\", "
+           "arrowsize=0.6];\n";
     area(-1, "\"cluster:program\"", "cluster:program");
     for (int d = 0; d < int(m_.devices.size()); ++d)
       area(d, "cluster_" + m_.devices[d].name, "cluster_" + m_.devices[d].name);
     for (const Edge &e : g_.edges) {
       std::string a = edgeAttrs(e);
-      os_ << "  n" << e.from << " -> n" << e.to << (a.empty() ? "" : " [" + a + "]") << ";\n";
+      os_ << "  n" << e.from << " -> n" << e.to
+          << (a.empty() ? "" : " [" + a + "]") << ";\n";
     }
     os_ << "}\n";
     return os_.str();
@@ -164,30 +170,34 @@ public:
 
 private:
   void area(int a, const std::string &id, const std::string &name) {
-    // Which scopes hold a node of this area, directly or below.
+    // The nodes of this area per scope, and which scopes hold one of them
+    // directly or below.
+    members_.assign(g_.scopes.size(), {});
     used_.assign(g_.scopes.size(), false);
     bool any = false;
-    for (const Node &n : g_.nodes)
-      if (n.area == a) {
-        any = true;
-        for (int s = n.scope; s >= 0 && !used_[s]; s = g_.scopes[s].parent)
-          used_[s] = true;
-      }
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node &n = g_.nodes[i];
+      if (n.area != a)
+        continue;
+      any = true;
+      members_[n.scope].push_back(int(i));
+      for (int s = n.scope; s >= 0 && !used_[s]; s = g_.scopes[s].parent)
+        used_[s] = true;
+    }
     os_ << "  subgraph " << id << " {\n"
-        << "    label=" << quote(areaLabel(m_, a)) << "; style=\"rounded,filled\"; fillcolor=\""
-        << areaFill(m_, a) << "\"; color=\"#9aa0a6\"; fontsize=12;\n";
+        << "    label=" << quote(areaLabel(m_, a))
+        << "; style=\"rounded,filled\"; fillcolor=\"" << areaFill(m_, a)
+        << "\"; color=\"#9aa0a6\"; fontsize=12;\n";
     if (!any) // Graphviz draws no empty cluster; every device gets one.
       os_ << "    " << quote("idle:" + (a < 0 ? "program" : m_.devices[a].name))
           << " [shape=plaintext, label=\"no operations\", fontsize=9];\n";
-    scope(a, 0, name, "    ");
+    scope(0, name, "    ");
     os_ << "  }\n";
   }
 
-  void scope(int a, int s, const std::string &name, const std::string &indent) {
-    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+  void scope(int s, const std::string &name, const std::string &indent) {
+    for (int i : members_[s]) {
       const Node &n = g_.nodes[i];
-      if (n.area != a || n.scope != s)
-        continue;
       std::string attrs = nodeAttrs(n);
       os_ << indent << "n" << i << " [label=" << quote(n.label)
           << (attrs.empty() ? "" : ", " + attrs) << "];\n";
@@ -198,9 +208,9 @@ private:
       std::string child = name + ":s" + std::to_string(c);
       const Scope &sc = g_.scopes[c];
       os_ << indent << "subgraph " << quote(child) << " {\n"
-          << indent << "  label=" << quote(sc.label) << "; " << scopeStyle(sc.kind)
-          << "; fontsize=10;\n";
-      scope(a, c, child, indent + "  ");
+          << indent << "  label=" << quote(sc.label) << "; "
+          << scopeStyle(sc.kind) << "; fontsize=10;\n";
+      scope(c, child, indent + "  ");
       os_ << indent << "}\n";
     }
   }
@@ -208,12 +218,15 @@ private:
   const Graph &g_;
   const Module &m_;
   std::vector<std::vector<int>> children_;
+  std::vector<std::vector<int>> members_; // of the area being written
   std::vector<bool> used_;
   std::ostringstream os_;
 };
 
 } // namespace
 
-std::string renderDot(const Graph &g, const Module &m) { return Writer(g, m).run(); }
+std::string renderDot(const Graph &g, const Module &m) {
+  return Writer(g, m).run();
+}
 
 } // namespace mdl::tools::graph

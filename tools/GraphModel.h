@@ -31,12 +31,20 @@ enum class NodeKind : uint8_t {
 enum class EdgeKind : uint8_t {
   Data,     // a value used on the device (or area) that computed it
   Transfer, // a `transfer`, `to` or `reveal` between devices
-  Control,  // control-flow plumbing: bounds, init, carried, next, branch results
-  Back,     // from a loop's footer back to its header
-  Layout,   // invisible: keeps a region's first operations below its header
+  Control, // control-flow plumbing: bounds, init, carried, next, branch results
+  Back,    // from a loop's footer back to its header
+  Layout,  // invisible: keeps a region's first operations below its header
 };
 
-enum class ScopeKind : uint8_t { Root, LoadTime, Call, LoopBody, WhileCond, Then, Else };
+enum class ScopeKind : uint8_t {
+  Root,
+  LoadTime,
+  Call,
+  LoopBody,
+  WhileCond,
+  Then,
+  Else
+};
 
 struct Scope {
   int parent = -1; // -1 for the root
@@ -46,8 +54,8 @@ struct Scope {
 
 struct Node {
   NodeKind kind = NodeKind::Op;
-  int area = -1;  // a device index, or -1 for the host program
-  int scope = 0;  // index into Graph::scopes
+  int area = -1; // a device index, or -1 for the host program
+  int scope = 0; // index into Graph::scopes
   std::string label;
 };
 

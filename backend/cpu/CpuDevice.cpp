@@ -78,6 +78,13 @@ int runCpu(mdl_device *d, mdl_segment *s, void *const *inputs, void *const *outp
     vals[body.args[i].get()] =
         Tensor(t, std::make_shared<Buffer>(inputs[i], size_t(t.byteSize()), nullptr));
   }
+  // The last operation that reads each value computed here: its tensor is
+  // released right after, so memory holds only what is still needed.
+  std::unordered_map<const Value *, const Operation *> lastUse;
+  for (auto &op : body.ops)
+    for (Value *v : op->operands)
+      if (v->def)
+        lastUse[v] = op.get();
   for (auto &op : body.ops) {
     std::vector<Tensor> in;
     for (Value *v : op->operands)
@@ -104,6 +111,11 @@ int runCpu(mdl_device *d, mdl_segment *s, void *const *inputs, void *const *outp
     }
     for (size_t i = 0; i < op->results.size(); ++i)
       vals[op->results[i].get()] = out[i];
+    for (Value *v : op->operands) {
+      auto it = lastUse.find(v);
+      if (it != lastUse.end() && it->second == op.get())
+        vals.erase(v);
+    }
   }
   d->error = "segment without yield";
   return 1;

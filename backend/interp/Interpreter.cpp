@@ -49,16 +49,50 @@ void Interpreter::bindRegion(const Region &r, const std::vector<Tensor> &args, F
     frame[r.args[i].get()] = args[i];
 }
 
-bool Interpreter::runRegion(const Region &r, Frame &frame, std::vector<Tensor> &terminatorValues) {
-  for (auto &op : r.ops) {
-    if (op->kind == OpKind::Yield || op->kind == OpKind::Return) {
-      terminatorValues.clear();
+namespace {
+// For each operation of `r`, the values defined by operations of `r` that
+// nothing reads after it (uses inside nested regions count as uses by the
+// operation that holds them).
+std::vector<std::vector<const Value *>> deadAfterOps(const Region &r) {
+  std::unordered_map<const Value *, size_t> last;
+  for (size_t i = 0; i < r.ops.size(); ++i) {
+    std::vector<const Operation *> stack = {r.ops[i].get()};
+    while (!stack.empty()) {
+      const Operation *op = stack.back();
+      stack.pop_back();
       for (Value *v : op->operands)
+        last[v] = i;
+      for (auto &sub : op->regions)
+        for (auto &inner : sub->ops)
+          stack.push_back(inner.get());
+    }
+  }
+  std::vector<std::vector<const Value *>> dead(r.ops.size());
+  for (auto &[v, i] : last)
+    if (v->def && v->def->parent == &r)
+      dead[i].push_back(v);
+  return dead;
+}
+} // namespace
+
+bool Interpreter::runRegion(const Region &r, Frame &frame, std::vector<Tensor> &terminatorValues) {
+  auto cached = deadAfter_.find(&r);
+  if (cached == deadAfter_.end())
+    cached = deadAfter_.emplace(&r, deadAfterOps(r)).first;
+  const std::vector<std::vector<const Value *>> &dead = cached->second;
+  for (size_t i = 0; i < r.ops.size(); ++i) {
+    const Operation &op = *r.ops[i];
+    if (op.kind == OpKind::Yield || op.kind == OpKind::Return) {
+      terminatorValues.clear();
+      for (Value *v : op.operands)
         terminatorValues.push_back(frame.at(v));
       return true;
     }
-    if (!runOp(*op, frame))
+    if (!runOp(op, frame))
       return false;
+    // Release tensors at their last use, so memory holds only live values.
+    for (const Value *v : dead[i])
+      frame.erase(v);
   }
   return true;
 }

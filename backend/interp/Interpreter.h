@@ -66,6 +66,8 @@ private:
   std::vector<Tensor> globals_;
   std::map<std::pair<int, int>, Tensor> globalOnDevice_;
   std::unordered_map<const ir::Operation *, mdl_segment *> prepared_;
+  /// Per region: the values to release after each of its operations.
+  std::unordered_map<const ir::Region *, std::vector<std::vector<const ir::Value *>>> deadAfter_;
   bool globalsLoaded_ = false;
   int depth_ = 0;
 };

@@ -108,10 +108,17 @@ struct Data : OpCtx {
     }
     if (!x)
       return poison();
-    Shape shaped(size_t(rt->rank()), Dim::of(1));
+    // Operand dimensions that map to the trailing result dimensions in order
+    // broadcast as NumPy does; otherwise unit dimensions are inserted first.
+    bool trailing = true;
     for (size_t i = 0; i < dims->size(); ++i)
-      shaped[size_t((*dims)[i])] = x->type.dims[i];
-    x = reshape(x, TensorType(x->type.dtype, shaped));
+      trailing &= (*dims)[i] == int64_t(rt->rank() - int(dims->size()) + int(i));
+    if (!trailing) {
+      Shape shaped(size_t(rt->rank()), Dim::of(1));
+      for (size_t i = 0; i < dims->size(); ++i)
+        shaped[size_t((*dims)[i])] = x->type.dims[i];
+      x = reshape(x, TensorType(x->type.dtype, shaped));
+    }
     if (!x || x->type == *rt)
       return done(x);
     return done(t.emit1(OpKind::BroadcastTo, {x}, {{"shape", Attribute::dimList(rt->dims)}}, *rt));

@@ -103,11 +103,13 @@ private:
       if (isTransfer(op->kind)) {
         TransferRecord t;
         const Value *src = op->operands[0];
-        t.from = src->device >= 0 ? m_.devices[size_t(src->device)].name : "host";
-        if (op->kind == OpKind::Transfer && !op->attr("from"))
-          t.from = "host";
+        bool hostScalar = op->kind == OpKind::Transfer && !op->attr("from");
+        t.from = hostScalar ? "host program" : m_.devices[size_t(src->device)].name;
         t.to = m_.devices[size_t(op->device)].name;
-        t.kind = op->kind == OpKind::Transfer ? "implicit" : op->kind == OpKind::To ? "to()" : "reveal";
+        t.kind = hostScalar ? "loop index"
+                 : op->kind == OpKind::Transfer ? "implicit"
+                 : op->kind == OpKind::To       ? "to()"
+                                                : "reveal";
         t.bytes = byteString(op->results[0]->type);
         t.staticBytes = op->results[0]->type.isStatic() ? op->results[0]->type.byteSize() : 0;
         t.loc = op->loc;
