@@ -42,7 +42,7 @@ using grammar::MdlLexer;
 using P = grammar::MdlParser;
 using ir::Location;
 
-// --- Input ---------------------------------------------------------------------------
+// --- Input -------------------------------------------------------------------
 
 /// The source bytes as ANTLR characters, one per byte: token offsets are
 /// byte offsets into SourceBuffer::text and columns count bytes.
@@ -120,36 +120,75 @@ private:
 
 constexpr uint64_t kInt64Max = 9223372036854775807ull;
 
-// --- Token roles -------------------------------------------------------------------------
+// --- Token roles -------------------------------------------------------------
 
 TokenRole roleOf(size_t type) {
   switch (type) {
-  case P::ID: case P::INT: case P::FLOAT: case P::STRING:
-  case P::UNTERMINATED_STRING: case P::TRUE: case P::FALSE: case P::ELEMTYPE:
+  case P::ID:
+  case P::INT:
+  case P::FLOAT:
+  case P::STRING:
+  case P::UNTERMINATED_STRING:
+  case P::TRUE:
+  case P::FALSE:
+  case P::ELEMTYPE:
   case P::PACKED_TENSOR:
     return TokenRole::Operand;
-  case P::LET: case P::RETURN: case P::YIELD: case P::CARRY: case P::IN:
-  case P::COLON: case P::DOTDOT:
+  case P::LET:
+  case P::RETURN:
+  case P::YIELD:
+  case P::CARRY:
+  case P::IN:
+  case P::COLON:
+  case P::DOTDOT:
     return TokenRole::ClauseStart;
-  case P::LPAREN: return TokenRole::OpenParen;
-  case P::LBRACK: return TokenRole::OpenBracket;
-  case P::LBRACE: return TokenRole::OpenBrace;
-  case P::RPAREN: return TokenRole::CloseParen;
-  case P::RBRACK: return TokenRole::CloseBracket;
-  case P::RBRACE: return TokenRole::CloseBrace;
-  case P::PLUS: case P::STAR: case P::SLASH: case P::PERCENT: case P::AT:
-  case P::EQ: case P::NE: case P::LT: case P::LE: case P::GT: case P::GE:
-  case P::ANDAND: case P::OROR:
+  case P::LPAREN:
+    return TokenRole::OpenParen;
+  case P::LBRACK:
+    return TokenRole::OpenBracket;
+  case P::LBRACE:
+    return TokenRole::OpenBrace;
+  case P::RPAREN:
+    return TokenRole::CloseParen;
+  case P::RBRACK:
+    return TokenRole::CloseBracket;
+  case P::RBRACE:
+    return TokenRole::CloseBrace;
+  case P::PLUS:
+  case P::STAR:
+  case P::SLASH:
+  case P::PERCENT:
+  case P::AT:
+  case P::EQ:
+  case P::NE:
+  case P::LT:
+  case P::LE:
+  case P::GT:
+  case P::GE:
+  case P::ANDAND:
+  case P::OROR:
     return TokenRole::BinaryOp;
-  case P::MINUS: return TokenRole::Minus;
-  case P::NOT: return TokenRole::Not;
-  case P::ON: return TokenRole::On;
-  case P::COMMA: case P::ASSIGN: case P::ARROW:
+  case P::MINUS:
+    return TokenRole::Minus;
+  case P::NOT:
+    return TokenRole::Not;
+  case P::ON:
+    return TokenRole::On;
+  case P::COMMA:
+  case P::ASSIGN:
+  case P::ARROW:
     return TokenRole::Continuation;
-  case P::SEMI: return TokenRole::Semicolon;
-  case P::NL: return TokenRole::Newline;
-  case P::ELSE: return TokenRole::Else;
-  case P::IMPORT: case P::DEVICE: case P::PARAM: case P::CONST: case P::FN:
+  case P::SEMI:
+    return TokenRole::Semicolon;
+  case P::NL:
+    return TokenRole::Newline;
+  case P::ELSE:
+    return TokenRole::Else;
+  case P::IMPORT:
+  case P::DEVICE:
+  case P::PARAM:
+  case P::CONST:
+  case P::FN:
     return TokenRole::ItemKeyword;
   default:
     return TokenRole::Other;
@@ -165,7 +204,7 @@ bool isReservedWord(size_t type) {
   return (type >= P::IMPORT && type <= P::FALSE) || type == P::ELEMTYPE;
 }
 
-// --- Chunks ------------------------------------------------------------------------------
+// --- Chunks ------------------------------------------------------------------
 
 /// One run of items, parsed on its own.
 struct Chunk {
@@ -176,9 +215,12 @@ struct Chunk {
   /// The literal of each PACKED_TENSOR token, by its start offset.
   std::unordered_map<size_t, ExprPtr> packed;
   int32_t count = 0; // tokens seen, stored or not
-  bool tooDeep = false;
+  /// Why the chunk will not be parsed, if it will not; its tokens are then
+  /// no longer kept.
+  enum class Rejection { None, TooDeep, TooLarge } rejected = Rejection::None;
   int maxDepth = 0;
-  Location deepLoc;
+  Location rejectLoc;
+  size_t stmtStart = 0; // index of the token after the last separator
   // The EOF the parser sees: the end of the file, or the next item.
   Location eofLoc;
   size_t eofOffset = 0;
@@ -193,8 +235,9 @@ struct Chunk {
     enclosing.clear();
     packed.clear();
     count = 0;
-    tooDeep = false;
+    rejected = Rejection::None;
     maxDepth = 0;
+    stmtStart = 0;
     firstType = 0;
   }
 };
@@ -240,7 +283,7 @@ public:
   }
 };
 
-// --- Syntax error messages ------------------------------------------------------------
+// --- Syntax error messages ---------------------------------------------------
 
 std::string joinPhrases(const std::vector<std::string> &words) {
   std::string out;
@@ -269,8 +312,9 @@ public:
   int errors = 0;
 
 protected:
-  void reportNoViableAlternative(antlr4::Parser *p,
-                                 const antlr4::NoViableAltException &e) override {
+  void
+  reportNoViableAlternative(antlr4::Parser *p,
+                            const antlr4::NoViableAltException &e) override {
     Token *t = e.getOffendingToken();
     Token *start = e.getStartToken();
     antlr4::misc::IntervalSet expected;
@@ -289,13 +333,12 @@ protected:
     antlr4::misc::IntervalSet expected = e.getExpectedTokens();
     report(e.getOffendingToken(), &expected);
   }
-  void reportFailedPredicate(antlr4::Parser *,
-                             const antlr4::FailedPredicateException &e) override {
+  void
+  reportFailedPredicate(antlr4::Parser *,
+                        const antlr4::FailedPredicateException &e) override {
     report(e.getOffendingToken(), nullptr);
   }
-  void reportUnwantedToken(antlr4::Parser *p) override {
-    reportAtCurrent(p);
-  }
+  void reportUnwantedToken(antlr4::Parser *p) override { reportAtCurrent(p); }
   void reportMissingToken(antlr4::Parser *p) override { reportAtCurrent(p); }
 
   /// Skips to a token of `set` like the default strategy, but steps over
@@ -321,10 +364,10 @@ private:
   static antlr4::misc::IntervalSet
   expectedAt(antlr4::Parser *p, const antlr4::atn::ATNConfigSet &configs);
   using Visited = std::set<std::pair<const void *, const void *>>;
-  static void addExpected(antlr4::Parser *p, antlr4::atn::ATNState *state,
-                          const std::shared_ptr<antlr4::atn::PredictionContext> &ctx,
-                          bool fullCtx, antlr4::misc::IntervalSet &out,
-                          Visited &visited);
+  static void
+  addExpected(antlr4::Parser *p, antlr4::atn::ATNState *state,
+              const std::shared_ptr<antlr4::atn::PredictionContext> &ctx,
+              bool fullCtx, antlr4::misc::IntervalSet &out, Visited &visited);
 
   void reportAtCurrent(antlr4::Parser *p) {
     if (inErrorRecoveryMode(p))
@@ -404,12 +447,12 @@ void ErrorReporter::addExpected(
     if (ret == antlr4::atn::PredictionContext::EMPTY_RETURN_STATE)
       followOuter();
     else if (ret < atn.states.size())
-      addExpected(p, atn.states[ret], ctx->getParent(i), fullCtx, out,
-                  visited);
+      addExpected(p, atn.states[ret], ctx->getParent(i), fullCtx, out, visited);
   }
 }
 
-void ErrorReporter::report(Token *t, const antlr4::misc::IntervalSet *expected) {
+void ErrorReporter::report(Token *t,
+                           const antlr4::misc::IntervalSet *expected) {
   ++errors;
   std::vector<ir::DiagNote> notes;
   std::vector<std::string> phrases;
@@ -418,7 +461,8 @@ void ErrorReporter::report(Token *t, const antlr4::misc::IntervalSet *expected) 
   // "found 'in' (a reserved word)" only where a plain name was wanted.
   bool nameExpected =
       std::find(phrases.begin(), phrases.end(), "a name") != phrases.end();
-  if (t->getType() == P::ASSIGN && expected && expected->contains(size_t(P::NL)))
+  if (t->getType() == P::ASSIGN && expected &&
+      expected->contains(size_t(P::NL)))
     notes.push_back({{}, "a name is bound with 'let NAME = VALUE'"});
   std::string found = describeFound(t, nameExpected);
   size_t tt = t->getType();
@@ -432,9 +476,9 @@ void ErrorReporter::report(Token *t, const antlr4::misc::IntervalSet *expected) 
                  "' is open here");
     return;
   }
-  std::string msg = phrases.empty()
-                        ? "unexpected " + found
-                        : "expected " + joinPhrases(phrases) + ", found " + found;
+  std::string msg =
+      phrases.empty() ? "unexpected " + found
+                      : "expected " + joinPhrases(phrases) + ", found " + found;
   log_.add(ErrorSource::Parser, locOf(t), std::move(msg), std::move(notes));
 }
 
@@ -461,13 +505,13 @@ std::vector<std::string>
 ErrorReporter::describeExpected(antlr4::misc::IntervalSet set, Token *found,
                                 std::vector<ir::DiagNote> &notes) {
   static const size_t exprStart[] = {
-      P::INT, P::FLOAT, P::STRING, P::TRUE, P::FALSE, P::ID, P::ELEMTYPE,
-      P::LPAREN, P::LBRACK, P::MINUS, P::NOT, P::IF, P::FOR, P::WHILE,
-      P::PACKED_TENSOR};
+      P::INT, P::FLOAT,    P::STRING, P::TRUE,   P::FALSE,
+      P::ID,  P::ELEMTYPE, P::LPAREN, P::LBRACK, P::MINUS,
+      P::NOT, P::IF,       P::FOR,    P::WHILE,  P::PACKED_TENSOR};
   static const size_t stmtStart[] = {P::LET, P::ON, P::RETURN, P::YIELD};
   static const size_t binaryOps[] = {
-      P::PLUS, P::MINUS, P::STAR, P::SLASH, P::PERCENT, P::AT, P::EQ, P::NE,
-      P::LT, P::LE, P::GT, P::GE, P::ANDAND, P::OROR, P::ON};
+      P::PLUS, P::MINUS, P::STAR, P::SLASH, P::PERCENT, P::AT,   P::EQ, P::NE,
+      P::LT,   P::LE,    P::GT,   P::GE,    P::ANDAND,  P::OROR, P::ON};
   static const size_t itemStart[] = {P::IMPORT, P::DEVICE, P::PARAM, P::CONST,
                                      P::FN};
   auto has = [&](size_t tt) { return set.contains(tt); };
@@ -538,12 +582,24 @@ ErrorReporter::describeExpected(antlr4::misc::IntervalSet set, Token *found,
     size_t type = static_cast<size_t>(tt);
     std::string w;
     switch (type) {
-    case P::ID: w = "a name"; break;
-    case P::INT: w = "an integer"; break;
-    case P::FLOAT: w = "a number"; break;
-    case P::STRING: w = "a string"; break;
-    case P::ELEMTYPE: w = "an element type such as f32"; break;
-    case P::PACKED_TENSOR: w = "a tensor literal"; break;
+    case P::ID:
+      w = "a name";
+      break;
+    case P::INT:
+      w = "an integer";
+      break;
+    case P::FLOAT:
+      w = "a number";
+      break;
+    case P::STRING:
+      w = "a string";
+      break;
+    case P::ELEMTYPE:
+      w = "an element type such as f32";
+      break;
+    case P::PACKED_TENSOR:
+      w = "a tensor literal";
+      break;
     default:
       w = vocab_.getLiteralName(type);
       if (w.empty())
@@ -583,7 +639,7 @@ ErrorReporter::describeExpected(antlr4::misc::IntervalSet set, Token *found,
   return words;
 }
 
-// --- Parse tree to AST ----------------------------------------------------------------
+// --- Parse tree to AST -------------------------------------------------------
 
 /// Converts one chunk's parse tree (free of syntax errors) into AST items.
 /// Each conversion quotes the rule it reads.
@@ -645,9 +701,7 @@ private:
   std::string text(antlr4::tree::TerminalNode *n) const {
     return text(n->getSymbol());
   }
-  Ident ident(antlr4::tree::TerminalNode *n) const {
-    return {text(n), loc(n)};
-  }
+  Ident ident(antlr4::tree::TerminalNode *n) const { return {text(n), loc(n)}; }
   Ident ident(Token *t) const { return {text(t), loc(t)}; }
 
   ExprPtr expr(P::ExprContext *c) {
@@ -737,8 +791,7 @@ private:
   std::optional<IndexItem> index_;
 };
 
-
-// --- Items ---------------------------------------------------------------------------
+// --- Items -------------------------------------------------------------------
 
 // item : IMPORT STRING  # importItem
 antlrcpp::Any TreeBuilder::visitImportItem(P::ImportItemContext *c) {
@@ -792,7 +845,8 @@ antlrcpp::Any TreeBuilder::visitFnItem(P::FnItemContext *c) {
 // fnHeader : FN ID LPAREN (fnParam (COMMA fnParam)* COMMA?)? RPAREN
 //            (ARROW results)? ;
 // fnParam : ID COLON type ;
-// results : type # singleResult | LPAREN type (COMMA type)* COMMA? RPAREN # tupleResult ;
+// results : type # singleResult | LPAREN type (COMMA type)* COMMA? RPAREN #
+// tupleResult ;
 std::unique_ptr<FnItem> TreeBuilder::fnHeader(P::FnHeaderContext *c) {
   auto item = std::make_unique<FnItem>(loc(c));
   item->name = ident(c->ID());
@@ -839,7 +893,7 @@ TypeNode TreeBuilder::type(Token *elemType, P::ShapeContext *shape) {
   return t;
 }
 
-// --- Statements ------------------------------------------------------------------------
+// --- Statements --------------------------------------------------------------
 
 // block : LBRACE sep* (stmt (sep+ stmt)* sep*)? RBRACE ;
 Block TreeBuilder::block(P::BlockContext *c) {
@@ -908,7 +962,7 @@ antlrcpp::Any TreeBuilder::visitExprStmt(P::ExprStmtContext *c) {
   return {};
 }
 
-// --- Expressions -------------------------------------------------------------------------
+// --- Expressions -------------------------------------------------------------
 
 // expr : primary  # primaryExpr
 antlrcpp::Any TreeBuilder::visitPrimaryExpr(P::PrimaryExprContext *c) {
@@ -947,20 +1001,34 @@ antlrcpp::Any TreeBuilder::visitUnaryExpr(P::UnaryExprContext *c) {
 
 BinaryOp binaryOpOf(size_t type) {
   switch (type) {
-  case P::STAR: return BinaryOp::Mul;
-  case P::SLASH: return BinaryOp::Div;
-  case P::PERCENT: return BinaryOp::Mod;
-  case P::AT: return BinaryOp::MatMul;
-  case P::PLUS: return BinaryOp::Add;
-  case P::MINUS: return BinaryOp::Sub;
-  case P::EQ: return BinaryOp::Eq;
-  case P::NE: return BinaryOp::Ne;
-  case P::LT: return BinaryOp::Lt;
-  case P::LE: return BinaryOp::Le;
-  case P::GT: return BinaryOp::Gt;
-  case P::GE: return BinaryOp::Ge;
-  case P::ANDAND: return BinaryOp::And;
-  case P::OROR: return BinaryOp::Or;
+  case P::STAR:
+    return BinaryOp::Mul;
+  case P::SLASH:
+    return BinaryOp::Div;
+  case P::PERCENT:
+    return BinaryOp::Mod;
+  case P::AT:
+    return BinaryOp::MatMul;
+  case P::PLUS:
+    return BinaryOp::Add;
+  case P::MINUS:
+    return BinaryOp::Sub;
+  case P::EQ:
+    return BinaryOp::Eq;
+  case P::NE:
+    return BinaryOp::Ne;
+  case P::LT:
+    return BinaryOp::Lt;
+  case P::LE:
+    return BinaryOp::Le;
+  case P::GT:
+    return BinaryOp::Gt;
+  case P::GE:
+    return BinaryOp::Ge;
+  case P::ANDAND:
+    return BinaryOp::And;
+  case P::OROR:
+    return BinaryOp::Or;
   default:
     throw std::logic_error("token is not a binary operator");
   }
@@ -1026,8 +1094,8 @@ antlrcpp::Any TreeBuilder::visitFloatLit(P::FloatLitContext *c) {
 
 // | STRING  # stringLit
 antlrcpp::Any TreeBuilder::visitStringLit(P::StringLitContext *c) {
-  expr_ = std::make_unique<StringLit>(loc(c),
-                                      unescape(src_.text(c->getStart())));
+  expr_ =
+      std::make_unique<StringLit>(loc(c), unescape(src_.text(c->getStart())));
   return {};
 }
 
@@ -1092,7 +1160,8 @@ antlrcpp::Any TreeBuilder::visitTensorLit(P::TensorLitContext *c) {
 
 // | PACKED_TENSOR  # packedTensorLit
 antlrcpp::Any TreeBuilder::visitPackedTensorLit(P::PackedTensorLitContext *c) {
-  auto it = chunk_.packed.find(c->PACKED_TENSOR()->getSymbol()->getStartIndex());
+  auto it =
+      chunk_.packed.find(c->PACKED_TENSOR()->getSymbol()->getStartIndex());
   if (it == chunk_.packed.end() || !it->second)
     throw std::logic_error("packed tensor literal without its AST");
   expr_ = std::move(it->second);
@@ -1210,13 +1279,14 @@ void TreeBuilder::sliceTail(P::SliceTailContext *c, IndexItem &item) {
     item.step = expr(c->step);
 }
 
-// --- The driver ---------------------------------------------------------------------------
+// --- The driver --------------------------------------------------------------
 
 /// Receives lexer errors; with the catch-all ERROR_CHAR rule there should be
 /// none, but nothing may reach the console.
 class LexerErrors : public antlr4::BaseErrorListener {
 public:
-  LexerErrors(SyntaxErrorLog &log, uint32_t fileId) : log_(log), fileId_(fileId) {}
+  LexerErrors(SyntaxErrorLog &log, uint32_t fileId)
+      : log_(log), fileId_(fileId) {}
   void syntaxError(antlr4::Recognizer *, Token *, size_t line, size_t col,
                    const std::string &, std::exception_ptr) override {
     log_.add(ErrorSource::Lexer,
@@ -1234,7 +1304,8 @@ private:
 /// rules call reportError before recover, so it must be silenced too).
 class SilentBail : public antlr4::BailErrorStrategy {
 public:
-  void reportError(antlr4::Parser *, const antlr4::RecognitionException &) override {}
+  void reportError(antlr4::Parser *,
+                   const antlr4::RecognitionException &) override {}
 };
 
 /// Runs the token pass and parses chunk after chunk (see the file comment).
@@ -1263,7 +1334,8 @@ public:
         feedPacker(std::move(t));
         continue;
       }
-      if (t->getType() == P::LBRACK && !chunk_.tooDeep &&
+      if (t->getType() == P::LBRACK &&
+          chunk_.rejected == Chunk::Rejection::None &&
           (pendingNewline_ || !isOperandEnd(prevRole_))) {
         packer_.start(packToken(*t));
         continue;
@@ -1318,14 +1390,30 @@ private:
     using Kind = PackToken::Kind;
     Kind kind;
     switch (t.getType()) {
-    case P::LBRACK: kind = Kind::Open; break;
-    case P::RBRACK: kind = Kind::Close; break;
-    case P::COMMA: kind = Kind::Comma; break;
-    case P::MINUS: kind = Kind::Minus; break;
-    case P::INT: kind = Kind::Int; break;
-    case P::FLOAT: kind = Kind::Float; break;
-    case P::NL: kind = Kind::Newline; break;
-    default: kind = Kind::Other; break;
+    case P::LBRACK:
+      kind = Kind::Open;
+      break;
+    case P::RBRACK:
+      kind = Kind::Close;
+      break;
+    case P::COMMA:
+      kind = Kind::Comma;
+      break;
+    case P::MINUS:
+      kind = Kind::Minus;
+      break;
+    case P::INT:
+      kind = Kind::Int;
+      break;
+    case P::FLOAT:
+      kind = Kind::Float;
+      break;
+    case P::NL:
+      kind = Kind::Newline;
+      break;
+    default:
+      kind = Kind::Other;
+      break;
     }
     return {kind, t.getStartIndex(),
             static_cast<uint32_t>(t.getStopIndex() + 1 - t.getStartIndex()),
@@ -1334,13 +1422,20 @@ private:
   }
   static size_t tokenType(PackToken::Kind kind) {
     switch (kind) {
-    case PackToken::Kind::Open: return P::LBRACK;
-    case PackToken::Kind::Close: return P::RBRACK;
-    case PackToken::Kind::Comma: return P::COMMA;
-    case PackToken::Kind::Minus: return P::MINUS;
-    case PackToken::Kind::Int: return P::INT;
-    case PackToken::Kind::Float: return P::FLOAT;
-    default: return P::NL; // never recorded
+    case PackToken::Kind::Open:
+      return P::LBRACK;
+    case PackToken::Kind::Close:
+      return P::RBRACK;
+    case PackToken::Kind::Comma:
+      return P::COMMA;
+    case PackToken::Kind::Minus:
+      return P::MINUS;
+    case PackToken::Kind::Int:
+      return P::INT;
+    case PackToken::Kind::Float:
+      return P::FLOAT;
+    default:
+      return P::NL; // never recorded
     }
   }
 
@@ -1421,7 +1516,8 @@ private:
         l.col += static_cast<uint32_t>(bad);
         l.len = 2;
         log_.add(ErrorSource::Lexer, l,
-                 "unknown escape sequence '" + std::string(text.substr(bad, 2)) +
+                 "unknown escape sequence '" +
+                     std::string(text.substr(bad, 2)) +
                      "' in string (the escapes are \\\", \\\\ and \\n)");
       }
     } else if (type == P::INT) {
@@ -1444,26 +1540,37 @@ private:
     int32_t index = chunk_.count++;
     if (index == 0)
       chunk_.firstType = t->getType();
+    if (prevRole_ == TokenRole::Newline || prevRole_ == TokenRole::Semicolon)
+      chunk_.stmtStart = static_cast<size_t>(index);
     int32_t open = layout_.innermostOpen();
     int depth = layout_.push(role, index);
     prevPrevRole_ = prevRole_;
     prevRole_ = role;
     chunk_.maxDepth = std::max(chunk_.maxDepth, depth);
-    if (depth > kMaxNesting && !chunk_.tooDeep) {
-      // The chunk will not be parsed: stop keeping its tokens.
-      chunk_.tooDeep = true;
-      chunk_.deepLoc = src_.loc(t.get());
-      std::vector<std::unique_ptr<Token>>().swap(chunk_.tokens);
-      std::vector<int32_t>().swap(chunk_.enclosing);
-      chunk_.packed.clear();
+    if (chunk_.rejected == Chunk::Rejection::None) {
+      if (depth > kMaxNesting)
+        reject(Chunk::Rejection::TooDeep, src_.loc(t.get()));
+      else if (chunk_.tokens.size() >= kMaxChunkTokens)
+        reject(Chunk::Rejection::TooLarge,
+               src_.loc(chunk_.tokens[chunk_.stmtStart].get()));
     }
-    if (chunk_.tooDeep)
+    if (chunk_.rejected != Chunk::Rejection::None)
       return;
     Location nl = role == TokenRole::Newline ? src_.loc(t.get()) : Location();
     chunk_.tokens.push_back(std::move(t));
     chunk_.enclosing.push_back(open);
     if (role == TokenRole::Newline)
       maybeCutFunction(nl);
+  }
+
+  /// Gives up on parsing the chunk: stops keeping its tokens, and reports
+  /// why when it ends.
+  void reject(Chunk::Rejection why, Location where) {
+    chunk_.rejected = why;
+    chunk_.rejectLoc = where;
+    std::vector<std::unique_ptr<Token>>().swap(chunk_.tokens);
+    std::vector<int32_t>().swap(chunk_.enclosing);
+    chunk_.packed.clear();
   }
 
   /// Parses a large function in pieces: once the chunk holds kPieceTokens
@@ -1474,7 +1581,8 @@ private:
   /// the function (the generated code of an imported model can be one
   /// function of a hundred megabytes).
   void maybeCutFunction(Location newline) {
-    if (chunk_.tokens.size() < kPieceTokens || !layout_.insideOneBrace() ||
+    if (chunk_.rejected != Chunk::Rejection::None ||
+        chunk_.tokens.size() < kPieceTokens || !layout_.insideOneBrace() ||
         (!inPieces_ && chunk_.firstType != P::FN))
       return;
     if (!inPieces_) {
@@ -1506,15 +1614,28 @@ private:
       chunk_.eofWhat = "end of file";
     }
     pendingNewline_.reset();
-    if (chunk_.tooDeep)
-      log_.add(ErrorSource::Lexer, chunk_.deepLoc,
+    switch (chunk_.rejected) {
+    case Chunk::Rejection::TooDeep:
+      log_.add(ErrorSource::Lexer, chunk_.rejectLoc,
                "nesting too deep (" + std::to_string(chunk_.maxDepth) +
                    " levels; the limit is " + std::to_string(kMaxNesting) + ")",
-               {{{}, "each bracket, block, unary operator and operator of a "
-                     "chain counts as a level; split the expression with "
-                     "'let'"}});
-    else
+               {{{},
+                 "each bracket, block, unary operator and operator of a "
+                 "chain counts as a level; split the expression with "
+                 "'let'"}});
+      break;
+    case Chunk::Rejection::TooLarge:
+      log_.add(ErrorSource::Lexer, chunk_.rejectLoc,
+               "statement too large to parse (more than " +
+                   std::to_string(kMaxChunkTokens) + " tokens)",
+               {{{},
+                 "split it into several statements; a large constant "
+                 "belongs in a weight file"}});
+      break;
+    case Chunk::Rejection::None:
       parseChunk(inPieces_ ? Piece::Tail : Piece::Whole);
+      break;
+    }
     pendingFn_.reset();
     inPieces_ = false;
     chunk_.reset();
@@ -1528,10 +1649,14 @@ private:
 
   antlr4::ParserRuleContext *parse(Piece piece) {
     switch (piece) {
-    case Piece::Whole: return parser_.file();
-    case Piece::Head: return parser_.fnHead();
-    case Piece::Middle: return parser_.fnMiddle();
-    case Piece::Tail: return parser_.fnTail();
+    case Piece::Whole:
+      return parser_.file();
+    case Piece::Head:
+      return parser_.fnHead();
+    case Piece::Middle:
+      return parser_.fnMiddle();
+    case Piece::Tail:
+      return parser_.fnTail();
     }
     return nullptr;
   }
@@ -1581,7 +1706,8 @@ private:
       return;
     case Piece::Middle:
       if (pendingFn_)
-        builder.buildMiddle(static_cast<P::FnMiddleContext *>(tree), *pendingFn_);
+        builder.buildMiddle(static_cast<P::FnMiddleContext *>(tree),
+                            *pendingFn_);
       return;
     case Piece::Tail:
       if (!pendingFn_)
@@ -1599,6 +1725,9 @@ private:
   /// Tokens in a piece of a large function: about 400 KB of source and
   /// 40 MB of tokens and parse tree.
   static constexpr size_t kPieceTokens = size_t(1) << 17;
+  /// Tokens in a chunk that cannot be cut (one huge statement or item):
+  /// about 2 GB of tokens and parse tree.
+  static constexpr size_t kMaxChunkTokens = size_t(1) << 23;
 
   const SourceBuffer &buf_;
   SourceText src_;

@@ -1,7 +1,8 @@
 // Private interface between the parser driver (Parser.cpp) and the ANTLR
 // half of the parser (AstBuilder.cpp). Nothing here names an ANTLR type:
-// the layout rules and the error log are plain C++ so that they can be read
-// (and tested through parseSource) without the generated code.
+// the error log, the layout rules, literal values and the literal packer are
+// plain C++, defined in Parser.cpp, so that they can be read without the
+// generated code.
 #pragma once
 
 #include "frontend/AST.h"
@@ -50,7 +51,7 @@ private:
 
 /// What the layout rules need to know about a token.
 enum class TokenRole : uint8_t {
-  Other,       // if, for, while, else-less keywords, `...`
+  Other,       // if, for, while, `...`
   Operand,     // a name, a literal, an element type
   ClauseStart, // let return yield carry in `:` `..`: an expression starts
   OpenParen,
@@ -126,7 +127,7 @@ private:
   TokenRole prev_ = TokenRole::Newline;
 };
 
-// --- Literals (Parser.cpp) ---------------------------------------------------------
+// --- Literals (Parser.cpp) ---------------------------------------------------
 
 /// Decimal digits to a value; nullopt above 2^64 - 1.
 std::optional<uint64_t> parseDigits(std::string_view s);
@@ -147,12 +148,20 @@ std::string intOverflowMessage(std::string_view text);
 ir::Location rangeLocation(const SourceBuffer &buf, size_t line, size_t col,
                            size_t begin, size_t end);
 
-// --- Large literals (Parser.cpp) ------------------------------------------------------
+// --- Large literals (Parser.cpp) ---------------------------------------------
 
 /// A token as LiteralPacker sees it.
 struct PackToken {
-  enum class Kind : uint8_t { Open, Close, Comma, Minus, Int, Float, Newline,
-                              Other };
+  enum class Kind : uint8_t {
+    Open,
+    Close,
+    Comma,
+    Minus,
+    Int,
+    Float,
+    Newline,
+    Other
+  };
   Kind kind;
   size_t start; // byte offset
   uint32_t len, line, col;

@@ -24,7 +24,7 @@
 namespace mdl::frontend {
 namespace detail {
 
-// --- SyntaxErrorLog --------------------------------------------------------------
+// --- SyntaxErrorLog ----------------------------------------------------------
 
 void SyntaxErrorLog::add(ErrorSource src, ir::Location loc, std::string message,
                          std::vector<ir::DiagNote> notes) {
@@ -63,13 +63,14 @@ void SyntaxErrorLog::emit(ir::DiagnosticEngine &diags) const {
     ir::Diagnostic &d = diags.error("E0001", e.diag.loc, e.diag.message);
     d.notes = e.diag.notes;
     if (truncated_ && ++i == byLine_.size())
-      d.notes.push_back({{}, "too many syntax errors; stopping after " +
-                                 std::to_string(kMaxSyntaxErrors)});
+      d.notes.push_back({{},
+                         "too many syntax errors; stopping after " +
+                             std::to_string(kMaxSyntaxErrors)});
   }
   diags.flush();
 }
 
-// --- Layout ----------------------------------------------------------------------
+// --- Layout ------------------------------------------------------------------
 
 // Deeper brackets are only counted: the input is rejected anyway.
 constexpr size_t kLevelStackCap = 4 * kMaxNesting;
@@ -195,7 +196,7 @@ int Layout::push(TokenRole role, int32_t index) {
   return depth();
 }
 
-// --- Literals ----------------------------------------------------------------------------
+// --- Literals ----------------------------------------------------------------
 
 constexpr uint64_t kInt64Max = 9223372036854775807ull;
 constexpr const char *kInt64MaxText = "9223372036854775807";
@@ -312,7 +313,7 @@ ir::Location rangeLocation(const SourceBuffer &buf, size_t line, size_t col,
           static_cast<uint32_t>(len)};
 }
 
-// --- LiteralPacker ----------------------------------------------------------------------
+// --- LiteralPacker -----------------------------------------------------------
 
 void LiteralPacker::start(const PackToken &open) {
   records_.clear();
@@ -429,7 +430,7 @@ std::vector<PackToken> LiteralPacker::takeRecords() {
   return out;
 }
 
-// --- Characters --------------------------------------------------------------------
+// --- Characters --------------------------------------------------------------
 
 namespace {
 
@@ -505,8 +506,8 @@ void validateUtf8(const SourceBuffer &buf, SyntaxErrorLog &log) {
 
 std::string describeChar(const std::string &text, size_t offset) {
   const auto *p = reinterpret_cast<const unsigned char *>(text.data()) + offset;
-  const auto *end = reinterpret_cast<const unsigned char *>(text.data()) +
-                    text.size();
+  const auto *end =
+      reinterpret_cast<const unsigned char *>(text.data()) + text.size();
   if (p >= end)
     return "end of file";
   if (*p >= 0x21 && *p <= 0x7E)
@@ -514,7 +515,7 @@ std::string describeChar(const std::string &text, size_t offset) {
   size_t n = utf8SequenceLength(p, end);
   if (n == 0)
     return "byte " + hexByte(*p);
-  uint32_t cp = n == 1 ? p[0]
+  uint32_t cp = n == 1   ? p[0]
                 : n == 2 ? (p[0] & 0x1Fu)
                 : n == 3 ? (p[0] & 0x0Fu)
                          : (p[0] & 0x07u);
@@ -529,7 +530,7 @@ std::string describeChar(const std::string &text, size_t offset) {
 
 } // namespace detail
 
-// --- parseSource -------------------------------------------------------------------
+// --- parseSource -------------------------------------------------------------
 
 namespace {
 
@@ -554,8 +555,7 @@ void runJob(ParseJob &job) noexcept {
     job.log.add(detail::ErrorSource::Encoding, start,
                 std::string("internal parser error: ") + e.what());
   } catch (...) {
-    job.log.add(detail::ErrorSource::Encoding, start,
-                "internal parser error");
+    job.log.add(detail::ErrorSource::Encoding, start, "internal parser error");
   }
   // A partial or rejected tree may be deep: free it on this stack.
   if (!job.log.empty())

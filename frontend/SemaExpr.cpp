@@ -416,6 +416,17 @@ bool Sema::evalAttr(const Expr &e, const stdlib::ParamSpec &p, Attribute &out,
       return bad("a string");
     out = Attribute::string(static_cast<const StringLit &>(e).value);
     return true;
+  case ParamKind::Function: {
+    if (e.kind != ExprKind::Name)
+      return bad("the name of a function");
+    const auto &n = static_cast<const NameExpr &>(e);
+    if (!out_->fnByName.count(n.name)) {
+      diags_.error("E0101", e.loc, "'" + n.name + "' is not a function of the program");
+      return false;
+    }
+    out = Attribute::symbol(n.name);
+    return true;
+  }
   default:
     return bad("a constant");
   }

@@ -274,6 +274,7 @@ HVal Translator::inlineComputation(const HloComputation &c, const std::vector<Va
 }
 
 HVal Translator::translateComputation(const HloComputation &c, const std::vector<Value *> &params) {
+  visited_.insert(&c);
   HVal poison;
   poison.poisoned = true;
   size_t n = c.instructions.size();
@@ -391,9 +392,8 @@ HVal Translator::translateComputation(const HloComputation &c, const std::vector
       ops.push_back(&ov);
     }
     if (poisoned) {
-      // Still name an unsupported operation, so one run lists them all.
-      if (auto u = unsupportedConstruct(inst))
-        unsupported(u->first, u->second);
+      // Still name what is unsupported here, so one run lists it all.
+      scanUnsupported(inst);
       v.poisoned = true;
       continue;
     }
@@ -433,6 +433,20 @@ HVal Translator::translateComputation(const HloComputation &c, const std::vector
       }
   }
   return vals[size_t(c.root)];
+}
+
+void Translator::scanUnsupported(const HloInstruction &inst) {
+  if (auto u = unsupportedConstruct(inst)) {
+    unsupported(u->first, u->second);
+    return;
+  }
+  std::vector<const HloShape *> leaves;
+  inst.shape.leaves(leaves);
+  for (const HloShape *l : leaves)
+    if (l->buffer || l->dynamic || !storageType(l->type)) {
+      (void)typeOf(*l); // reports the element type, dynamic or buffer shape
+      return;
+    }
 }
 
 HVal Translator::translateConstant(const HloInstruction &inst) {
@@ -559,6 +573,15 @@ std::unique_ptr<Module> Translator::run() {
     inlining_ = {c};
     translateFunction(*c, *f);
   }
+  // Computations only used by operations that could not be translated:
+  // list what they hold that mdl does not support, too.
+  for (const HloComputation &c : m_.computations)
+    if (!visited_.count(&c))
+      for (const HloInstruction &inst : c.instructions) {
+        cur_ = &inst;
+        loc_ = Location{file_, inst.pos.line, inst.pos.col, uint32_t(inst.name.size())};
+        scanUnsupported(inst);
+      }
   if (errors_)
     return nullptr;
   module_->reindex();

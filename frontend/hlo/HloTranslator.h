@@ -104,6 +104,9 @@ private:
   HVal translateComputation(const HloComputation &c, const std::vector<ir::Value *> &params);
   void translateFunction(const HloComputation &c, ir::Function &f);
   HVal translateConstant(const HloInstruction &inst);
+  /// Reports what in an instruction that is not translated (its operands
+  /// failed, or its computation is never reached) mdl does not support.
+  void scanUnsupported(const HloInstruction &inst);
   int deviceFor(int64_t ordinal);
   std::string uniqueFunctionName(const std::string &hloName);
   std::string uniqueGlobalName(const std::string &key);
@@ -118,6 +121,7 @@ private:
   std::vector<std::pair<const HloComputation *, ir::Function *>> pending_;
   std::set<std::string> fnNames_, globalNames_;
   std::vector<const HloComputation *> inlining_; // the inline stack
+  std::set<const HloComputation *> visited_;
   const HloInstruction *cur_ = nullptr;
   ir::Region *region_ = nullptr;
   ir::Location loc_;

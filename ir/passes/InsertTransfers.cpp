@@ -103,9 +103,10 @@ private:
     op->attrs = def->attrs;
     for (const Value *o : def->operands)
       op->operands.push_back(cloneChain(o, r, map));
-    Value *res = op->addResult(v->type);
+    for (auto &each : def->results) // every result, for multi-result ops
+      map[each.get()] = op->addResult(each->type);
+    Value *res = map[v];
     r.push(std::move(op));
-    map[v] = res;
     return res;
   }
 
@@ -181,7 +182,12 @@ private:
           op->operands.push_back(need(o, d, at));
         op->device = d;
         op->placement = PlacementKind::Replicated;
-        out = op->addResult(v->type);
+        for (auto &each : def->results) { // every result, for multi-result ops
+          Value *r = op->addResult(each->type);
+          r->device = d;
+          memo_[std::make_pair(static_cast<const Value *>(each.get()), d)] = r;
+        }
+        out = op->result(v->index);
         pendAfter(v, std::move(op));
       }
       out->device = d;

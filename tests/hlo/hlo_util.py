@@ -34,6 +34,44 @@ def entry_args(mdl, path, extra=()):
     return args
 
 
+def entry_results(mdl, path, extra=()):
+    """[(dtype, shape)] of `main`'s results, from the IR's function header."""
+    p = run([mdl, "ir", path] + list(extra))
+    if p.returncode != 0:
+        raise RuntimeError("mdl ir failed:\n" + p.stderr)
+    line = next(l for l in p.stdout.splitlines() if l.startswith("func @main("))
+    i = line.find("-> (")
+    if i < 0:
+        return []
+    depth, j = 0, i + 3
+    items, cur = [], ""
+    while j < len(line):
+        c = line[j]
+        if c in "([":
+            depth += 1
+            if depth == 1:
+                j += 1
+                continue
+        elif c in ")]":
+            depth -= 1
+            if depth == 0:
+                break
+        if c == "," and depth == 1:
+            items.append(cur)
+            cur = ""
+        else:
+            cur += c
+        j += 1
+    if cur.strip():
+        items.append(cur)
+    out = []
+    for it in items:
+        m = re.match(r"\s*(\w+)(?:\[([^\]]*)\])?", it)
+        dims = [int(x) for x in m.group(2).split(",")] if m.group(2) else []
+        out.append((m.group(1), tuple(dims)))
+    return out
+
+
 def random_input(dtype, shape, rng):
     if dtype == "bool":
         return rng.random(shape) < 0.5

@@ -16,3 +16,8 @@ config.substitutions.append(("%conformance", config.conformance_dir))
 config.substitutions.append(("%shared", config.shared_dir))
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%repo", config.repo_root))
+
+import os as _os
+_plugin = _os.environ.get("MDL_TEST_PLUGIN") or _os.path.join(
+    _os.path.dirname(config.mdl_bin), "tests", "libmdl_test_device_plugin.so")
+config.substitutions.append(("%testplugin", _plugin))
