@@ -221,6 +221,7 @@ struct Chunk {
   int maxDepth = 0;
   Location rejectLoc;
   size_t stmtStart = 0; // index of the token after the last separator
+  Location openNote;    // an open bracket when the chunk grew too large
   // The EOF the parser sees: the end of the file, or the next item.
   Location eofLoc;
   size_t eofOffset = 0;
@@ -1540,7 +1541,8 @@ private:
     int32_t index = chunk_.count++;
     if (index == 0)
       chunk_.firstType = t->getType();
-    if (prevRole_ == TokenRole::Newline || prevRole_ == TokenRole::Semicolon)
+    if (prevRole_ == TokenRole::Newline || prevRole_ == TokenRole::Semicolon ||
+        prevRole_ == TokenRole::OpenBrace)
       chunk_.stmtStart = static_cast<size_t>(index);
     int32_t open = layout_.innermostOpen();
     int depth = layout_.push(role, index);
@@ -1549,10 +1551,13 @@ private:
     chunk_.maxDepth = std::max(chunk_.maxDepth, depth);
     if (chunk_.rejected == Chunk::Rejection::None) {
       if (depth > kMaxNesting)
-        reject(Chunk::Rejection::TooDeep, src_.loc(t.get()));
+        reject(Chunk::Rejection::TooDeep, src_.loc(t.get()), *t);
       else if (chunk_.tokens.size() >= kMaxChunkTokens)
         reject(Chunk::Rejection::TooLarge,
-               src_.loc(chunk_.tokens[chunk_.stmtStart].get()));
+               src_.loc(chunk_.stmtStart < chunk_.tokens.size()
+                            ? chunk_.tokens[chunk_.stmtStart].get()
+                            : t.get()),
+               *t);
     }
     if (chunk_.rejected != Chunk::Rejection::None)
       return;
@@ -1565,9 +1570,21 @@ private:
 
   /// Gives up on parsing the chunk: stops keeping its tokens, and reports
   /// why when it ends.
-  void reject(Chunk::Rejection why, Location where) {
+  /// `current` is the token being added, not yet in the chunk.
+  void reject(Chunk::Rejection why, Location where, const Token &current) {
     chunk_.rejected = why;
     chunk_.rejectLoc = where;
+    // A statement usually grows without end because a bracket was left
+    // open: say which.
+    int32_t open = layout_.innermostOpen();
+    chunk_.openNote = Location();
+    if (open >= 0) {
+      const Token *t = static_cast<size_t>(open) < chunk_.tokens.size()
+                           ? chunk_.tokens[static_cast<size_t>(open)].get()
+                           : &current;
+      if (t->getType() != P::LBRACE)
+        chunk_.openNote = src_.loc(t);
+    }
     std::vector<std::unique_ptr<Token>>().swap(chunk_.tokens);
     std::vector<int32_t>().swap(chunk_.enclosing);
     chunk_.packed.clear();
@@ -1625,12 +1642,19 @@ private:
                  "'let'"}});
       break;
     case Chunk::Rejection::TooLarge:
-      log_.add(ErrorSource::Lexer, chunk_.rejectLoc,
-               "statement too large to parse (more than " +
-                   std::to_string(kMaxChunkTokens) + " tokens)",
-               {{{},
-                 "split it into several statements; a large constant "
-                 "belongs in a weight file"}});
+      if (chunk_.openNote.valid())
+        log_.add(ErrorSource::Lexer, chunk_.rejectLoc,
+                 "statement too large to parse (more than " +
+                     std::to_string(kMaxChunkTokens) + " tokens)",
+                 {{chunk_.openNote, "this bracket is still open there; is a "
+                                    "closing bracket missing?"}});
+      else
+        log_.add(ErrorSource::Lexer, chunk_.rejectLoc,
+                 "statement too large to parse (more than " +
+                     std::to_string(kMaxChunkTokens) + " tokens)",
+                 {{{},
+                   "split it into several statements; a large constant "
+                   "belongs in a weight file"}});
       break;
     case Chunk::Rejection::None:
       parseChunk(inPieces_ ? Piece::Tail : Piece::Whole);
@@ -1726,8 +1750,8 @@ private:
   /// 40 MB of tokens and parse tree.
   static constexpr size_t kPieceTokens = size_t(1) << 17;
   /// Tokens in a chunk that cannot be cut (one huge statement or item):
-  /// about 2 GB of tokens and parse tree.
-  static constexpr size_t kMaxChunkTokens = size_t(1) << 23;
+  /// about 1 GB of tokens and parse tree.
+  static constexpr size_t kMaxChunkTokens = size_t(1) << 22;
 
   const SourceBuffer &buf_;
   SourceText src_;

@@ -39,6 +39,7 @@ std::vector<Entry> buildEntries() {
       {OpKind::Return, nullptr, OpClass::Structural, {}, kAll},
       {OpKind::Print, "print", OpClass::Structural, {P{"values", PK::Variadic, std::nullopt, true}}, kAll},
       {OpKind::Segment, nullptr, OpClass::Structural, {}, kAll},
+      {OpKind::Fusion, nullptr, OpClass::Structural, {}, kAll},
       // Placement.
       {OpKind::To, "to", OpClass::Placement, {tensor("x"), req("device", PK::Device)}, kAll},
       {OpKind::Reveal, "reveal", OpClass::Placement, {tensor("x")}, kAll},

@@ -61,11 +61,18 @@ public:
       printer = std::make_unique<frontend::TextDiagnosticPrinter>(std::cerr, sm);
     diags.addHandler(printer.get());
   }
-  ~Compilation() {
+  /// Delivers pending diagnostics and prints --timings.
+  void finish() {
     diags.flush();
     if (opts.timings)
       printTimings();
   }
+
+  /// A Compilation for one command. It is deliberately never freed: tearing
+  /// down the AST and IR of a large program costs more than the process
+  /// exit that follows (as clang's -disable-free); `finish` runs at the end
+  /// of the command instead.
+  static Compilation &create(const DriverOptions &o) { return *new Compilation(o); }
 
   /// load, sema, lower, verify (or, for `.hlo` files, import and verify).
   bool frontend() {
@@ -224,6 +231,12 @@ std::string tempWeightsPath() {
   return p;
 }
 
+/// Runs Compilation::finish when a command returns, on every path.
+struct Finish {
+  Compilation &c;
+  ~Finish() { c.finish(); }
+};
+
 int exitCode(const Compilation &c) { return c.diags.hasErrors() ? 1 : 0; }
 
 bool makeDirs(const std::string &dir, std::string &err) {
@@ -325,7 +338,8 @@ bool readInputs(Compilation &c, const ir::Function &entry, std::vector<Tensor> &
 } // namespace
 
 int runCommand(const DriverOptions &o) {
-  Compilation c(o);
+  Compilation &c = Compilation::create(o);
+  Finish finish{c};
   if (!c.frontend())
     return 1;
   std::string entryName = o.entry.empty() ? "main" : o.entry;
@@ -405,7 +419,8 @@ int runCommand(const DriverOptions &o) {
 }
 
 int checkCommand(const DriverOptions &o) {
-  Compilation c(o);
+  Compilation &c = Compilation::create(o);
+  Finish finish{c};
   if (!c.frontend())
     return 1;
   bool weightsOk = c.validateWeights();
@@ -425,7 +440,8 @@ int checkCommand(const DriverOptions &o) {
 }
 
 int irCommand(const DriverOptions &o) {
-  Compilation c(o);
+  Compilation &c = Compilation::create(o);
+  Finish finish{c};
   if (!c.frontend())
     return 1;
   if (o.after.empty() || o.after == "lower") {
@@ -445,7 +461,8 @@ int irCommand(const DriverOptions &o) {
 }
 
 int graphCommand(const DriverOptions &o) {
-  Compilation c(o);
+  Compilation &c = Compilation::create(o);
+  Finish finish{c};
   if (!c.frontend() || !c.specialize({}) || !c.place())
     return 1;
   std::string entry = o.entry.empty() ? "main" : o.entry;

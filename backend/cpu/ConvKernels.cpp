@@ -72,7 +72,7 @@ std::vector<float> widen(const Tensor &t) {
   const uint16_t *p = t.data<uint16_t>();
   bool bf = t.dtype() == ir::DType::BF16;
   for (size_t i = 0; i < v.size(); ++i)
-    v[i] = bf ? ir::bf16ToFloat(p[i]) : halfToFloatFast(p[i]);
+    v[i] = bf ? ir::bf16ToFloat(p[i]) : ir::halfToFloat(p[i]);
   return v;
 }
 
@@ -109,7 +109,7 @@ Status runConv(const ir::Operation &op, const Tensor &x, const Tensor &w,
     bool bf = y.dtype() == ir::DType::BF16;
     uint16_t *py = y.data<uint16_t>();
     for (size_t i = 0; i < fy.size(); ++i)
-      py[i] = bf ? ir::floatToBf16(fy[i]) : floatToHalfFast(fy[i]);
+      py[i] = bf ? ir::floatToBf16(fy[i]) : ir::floatToHalf(fy[i]);
     return std::nullopt;
   }
   default:

@@ -7,7 +7,6 @@
 // Integer arithmetic wraps: the helpers compute in the unsigned type.
 #pragma once
 
-#include "backend/cpu/HalfConvert.h"
 #include "backend/cpu/Kernels.h"
 #include "ir/Half.h"
 
@@ -49,8 +48,8 @@ template <typename T> struct Elem {
 };
 template <> struct Elem<F16> {
   using C = float;
-  static float load(F16 v) { return halfToFloatFast(v.bits); }
-  static F16 store(float c) { return F16{floatToHalfFast(c)}; }
+  static float load(F16 v) { return ir::halfToFloat(v.bits); }
+  static F16 store(float c) { return F16{ir::floatToHalf(c)}; }
 };
 template <> struct Elem<BF16> {
   using C = float;

@@ -24,6 +24,7 @@ bool hasKernel(OpKind kind) {
   case OpKind::Return:
   case OpKind::Print:
   case OpKind::Segment:
+  case OpKind::Fusion:
     return false;
   default:
     return true;

@@ -213,7 +213,7 @@ std::vector<float> toFloat(const Tensor &t) {
   int64_t n = t.numElements();
 #pragma omp parallel for if (n >= kParallelCheap && !omp_in_parallel())
   for (int64_t i = 0; i < n; ++i)
-    v[i] = bf ? ir::bf16ToFloat(p[i]) : halfToFloatFast(p[i]);
+    v[i] = bf ? ir::bf16ToFloat(p[i]) : ir::halfToFloat(p[i]);
   return v;
 }
 
@@ -240,7 +240,7 @@ Status runMatmul(const ir::Operation &op, const std::vector<Tensor> &in,
     bool bf = y.dtype() == ir::DType::BF16;
     uint16_t *py = y.data<uint16_t>();
     for (size_t i = 0; i < fy.size(); ++i)
-      py[i] = bf ? ir::floatToBf16(fy[i]) : floatToHalfFast(fy[i]);
+      py[i] = bf ? ir::floatToBf16(fy[i]) : ir::floatToHalf(fy[i]);
     return std::nullopt;
   }
   default:

@@ -104,7 +104,7 @@ bool convertElement(DType dt, const char *b, const char *e, unsigned char *out) 
       // Integers printed as floats (`1.0`) in hand-written files.
       double d = 0;
       auto rf = std::from_chars(b, e, d);
-      if (rf.ec != std::errc() || rf.ptr != e || d != d)
+      if (rf.ec != std::errc() || rf.ptr != e || !(d > -9.2e18 && d < 9.2e18))
         return false;
       v = int64_t(d);
     }

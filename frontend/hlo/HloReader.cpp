@@ -83,11 +83,13 @@ private:
   }
 
   void computation(HloComputation &comp) {
+    c_.skipSpace();
     comp.pos = c_.pos();
     Cursor probe = c_;
     if (probe.name() == "ENTRY") {
       c_.name();
       comp.isEntry = true;
+      c_.skipSpace();
       comp.pos = c_.pos();
     }
     std::string_view n = c_.name();
@@ -146,6 +148,7 @@ private:
       c_.name();
       inst.isRoot = true;
     }
+    c_.skipSpace();
     inst.pos = c_.pos();
     std::string_view n = c_.name();
     if (n.empty())
@@ -153,6 +156,7 @@ private:
     inst.name = std::string(Cursor::bare(n));
     c_.expect('=', "after instruction name '" + inst.name + "'");
     inst.shape = shape(0);
+    c_.skipSpace();
     HloPos opPos = c_.pos();
     std::string_view op = c_.name();
     if (op.empty() || op[0] == '%')
@@ -196,6 +200,7 @@ private:
           shape(0); // inline array operand shape
       }
       HloOperand o;
+      c_.skipSpace();
       o.pos = c_.pos();
       std::string_view n = c_.name();
       if (n.empty())
@@ -242,6 +247,7 @@ private:
       }
       return s;
     }
+    c_.skipSpace();
     HloPos at = c_.pos();
     std::string_view t = c_.name();
     if (t.empty() || t[0] == '%')
@@ -281,9 +287,11 @@ private:
             continue;
           }
         }
+        c_.skipSpace();
+        HloPos dimPos = c_.pos();
         int64_t d = c_.integer("as a dimension");
         if (d < 0)
-          c_.fail("dimension " + std::to_string(d) + " is negative");
+          Cursor::failAt(dimPos, "dimension " + std::to_string(d) + " is negative");
         if (d > 0 && elements > (int64_t(1) << 56) / d)
           c_.fail("shape has too many elements");
         elements *= d;

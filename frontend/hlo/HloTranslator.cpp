@@ -411,6 +411,26 @@ HVal Translator::translateComputation(const HloComputation &c, const std::vector
     for (Value *l : out.leaves)
       if (!l)
         out.poisoned = true;
+    if (!out.poisoned) {
+      // Whatever the operation, its values must have the declared shape.
+      std::vector<const HloShape *> declared;
+      inst.shape.leaves(declared);
+      for (size_t k = 0; k < declared.size() && !out.poisoned; ++k) {
+        auto dt = declared[k]->dynamic || declared[k]->buffer ? std::nullopt
+                                                              : storageType(declared[k]->type);
+        if (!dt) {
+          (void)typeOf(*declared[k]); // reports the type, dynamic or buffer shape
+          out.poisoned = true;
+          break;
+        }
+        TensorType want = TensorType::of(*dt, declared[k]->dims);
+        if (out.leaves[k]->type != want) {
+          malformed("'" + inst.opcode + "' gives " + out.leaves[k]->type.str() + " where its shape " +
+                    inst.shape.str() + " says " + want.str());
+          out.poisoned = true;
+        }
+      }
+    }
     if (out.poisoned && errors_ == errorsBefore)
       malformed("'" + inst.opcode + "' could not be translated");
     v = std::move(out);

@@ -217,9 +217,10 @@ private:
       checkRegion(*op.regions[1], carried, false);
       return;
     }
-    case OpKind::Segment: {
+    case OpKind::Segment:
+    case OpKind::Fusion: {
       if (op.regions.size() != 1) {
-        fail(op.loc, "segment needs one region");
+        fail(op.loc, std::string(opName(op.kind)) + " needs one region");
         return;
       }
       const Region &body = *op.regions[0];
@@ -227,7 +228,7 @@ private:
       for (auto &a : body.args)
         args.push_back(a->type);
       if (!compatible(args, typesOf(op.operands)))
-        fail(op.loc, "segment arguments do not match its operands");
+        fail(op.loc, std::string(opName(op.kind)) + " arguments do not match its operands");
       // A segment is isolated: only its own arguments are visible inside.
       auto saved = visible_;
       visible_.clear();

@@ -1,0 +1,76 @@
+// Internal to the JIT: LLVM IR generation for one function instance.
+//
+// HostCodegen.cpp emits the function itself: control flow as branches and
+// loops, calls, copies, calls into the runtime (Runtime.h) for kernels,
+// matrix products, prints and device segments. LoopCodegen.cpp emits one
+// loop nest per `fusion` operation, ScalarCodegen.cpp the per-element
+// semantics of each operation (the CPU kernels' semantics, exactly).
+//
+// Compiled code holds no addresses: it refers to everything that is
+// per-run (weights, arenas, operation handles, the runtime context) by the
+// external symbols named below, which the loader defines for each run.
+#pragma once
+
+#include "backend/jit/BufferPlan.h"
+#include "ir/IR.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <string>
+#include <vector>
+
+namespace mdl::backend::jit {
+
+/// The compiled function `name`: int32 (void **args, void **results).
+std::string functionSymbol(const std::string &name);
+/// The data of global `name` in memory space `space` (-1: the host).
+std::string globalSymbol(const std::string &name, int space);
+/// The arena of function `fn` in memory space `space`.
+std::string arenaSymbol(const std::string &fn, int space);
+/// Handle `n` of function `fn` (FunctionPlan::handles).
+std::string handleSymbol(const std::string &fn, int n);
+/// The RuntimeContext.
+inline const char *const kContextSymbol = "mdl.ctx";
+
+/// Emits function `f` of `m` (planned as `plan`) into `mod`. `hostMemory`
+/// is the plan's. Returns false with `error` set when some operation could
+/// not be compiled (an internal error).
+bool emitFunction(llvm::Module &mod, const ir::Module &m, const ir::Function &f,
+                  const FunctionPlan &plan, std::string &error);
+
+/// A compiled fusion: kernel(env, begin, end) computes the points
+/// [begin, end) of its first loop; env holds the input pointers, then the
+/// output pointers.
+struct FusionKernel {
+  llvm::Function *fn = nullptr;
+  int64_t range = 1;     // the extent of the first loop
+  bool parallel = false; // worth splitting among threads
+};
+
+/// Emits the loop nest of `fusion`, whose inputs are read with element
+/// strides `inputStrides` (one list per operand, over its shape) and whose
+/// outputs are contiguous. Null `fn` with `error` set on failure.
+FusionKernel emitFusionKernel(llvm::Module &mod, const ir::Operation &fusion,
+                              const std::vector<std::vector<int64_t>> &inputStrides,
+                              const std::string &name, std::string &error);
+
+/// The compute type of an element type (bool: i1; halves are not compiled).
+llvm::Type *computeType(llvm::LLVMContext &c, ir::DType t);
+/// The in-memory type (bool: i8).
+llvm::Type *storageType(llvm::LLVMContext &c, ir::DType t);
+/// Loads/stores one element, converting between storage and compute types.
+llvm::Value *loadElement(llvm::IRBuilder<> &b, ir::DType t, llvm::Value *ptr);
+void storeElement(llvm::IRBuilder<> &b, ir::DType t, llvm::Value *v, llvm::Value *ptr);
+/// A constant of compute type from element `i` of dense data.
+llvm::Value *denseElement(llvm::IRBuilder<> &b, const ir::DenseData &d, int64_t i);
+/// The value of a constant-like leaf (zeros, ones, full) as a compute-type
+/// constant.
+llvm::Value *creationValue(llvm::IRBuilder<> &b, const ir::Operation &op);
+
+/// The element-wise semantics of `op` on compute-type operands `args`.
+/// Null (and `error`) for an operation it does not know.
+llvm::Value *emitElementwise(llvm::IRBuilder<> &b, const ir::Operation &op,
+                             const std::vector<llvm::Value *> &args, std::string &error);
+
+} // namespace mdl::backend::jit

@@ -1,0 +1,90 @@
+// The run-time support that JIT-compiled code calls: a C ABI, resolved by
+// ORC to these functions' addresses when the compiled objects are linked.
+//
+// Generated code keeps control flow, loops, scalars and fused element-wise
+// loops to itself; it calls in here for what needs the rest of mdl: an
+// operation it does not generate (through the CPU kernels), a matrix
+// product (through the GEMM library), copies to and from devices, segments
+// launched on devices, `print`, and running a loop body on OpenMP threads.
+// Functions returning int32_t return 0 on success; on failure they have
+// reported a diagnostic, and the generated code returns at once.
+//
+// Descriptors are arrays of int64 that generated code embeds as constants
+// (so compiled objects hold no addresses and can be cached on disk):
+//   matmul: dtype (0 f32, 1 f64), batchRank, transA, transB, M, N, K, lda,
+//           ldb, ldc, then batch[batchRank], aStride[..], bStride[..],
+//           cStride[..] (element strides of each batch axis; 0 broadcasts)
+//   strided copy: elemBytes, rank, dims[rank], srcStrides[rank] (elements;
+//           the destination is contiguous)
+#pragma once
+
+#include "backend/runtime/Devices.h"
+#include "backend/runtime/Tensor.h"
+#include "ir/Diagnostics.h"
+#include "ir/IR.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace mdl::backend::jit {
+
+/// What the run-time functions reach: one per JitRunner.
+struct RuntimeContext {
+  const ir::Module *module = nullptr;
+  DeviceSet *devices = nullptr;
+  ir::DiagnosticEngine *diags = nullptr;
+  std::ostream *out = nullptr;
+  /// Calls a compiled function on host tensors (the reducer of an HLO
+  /// `reduce`, a comparator); an error message, or nullopt.
+  std::function<std::optional<std::string>(const std::string &, const std::vector<Tensor> &,
+                                           std::vector<Tensor> &)>
+      call;
+
+  /// Reports an error and returns 1 (what the run-time functions return).
+  int32_t fail(const std::string &code, const ir::Location &loc, const std::string &msg);
+  /// Whether data in memory space `space` (-1: the host) is host memory.
+  bool hostSpace(int space) const;
+};
+
+/// A segment prepared on a device that is not host memory.
+struct SegmentHandle {
+  const ir::Operation *op = nullptr;
+  int device = -1;
+  mdl_segment *segment = nullptr;
+};
+
+/// Selects the GEMM library of mdl_rt_matmul: "dnnl" (the default) or
+/// "openblas"; $MDL_GEMM overrides it (for benchmarks).
+void setGemmLibrary(const std::string &name);
+const std::string &gemmLibrary();
+
+} // namespace mdl::backend::jit
+
+extern "C" {
+using mdl_rt_body = void (*)(void *env, int64_t begin, int64_t end);
+
+/// Runs the CPU kernel of operation `op` on contiguous buffers.
+int32_t mdl_rt_kernel(mdl::backend::jit::RuntimeContext *ctx, const mdl::ir::Operation *op,
+                      void *const *ins, void *const *outs);
+/// c = a @ b as described by `desc` (see above).
+int32_t mdl_rt_matmul(mdl::backend::jit::RuntimeContext *ctx, const int64_t *desc, const void *a,
+                      const void *b, void *c);
+/// Calls body(env, begin, end) over [0, n), split among the OpenMP threads.
+void mdl_rt_parallel_for(mdl_rt_body body, void *env, int64_t n);
+/// Copies `bytes` between memory spaces (-1: the host; d: device d).
+int32_t mdl_rt_copy(mdl::backend::jit::RuntimeContext *ctx, int32_t dstSpace, void *dst,
+                    int32_t srcSpace, const void *src, int64_t bytes);
+/// Copies a strided host view into a contiguous host buffer.
+void mdl_rt_strided_copy(const int64_t *desc, void *dst, const void *src);
+/// Runs a segment on its device.
+int32_t mdl_rt_segment(mdl::backend::jit::RuntimeContext *ctx,
+                       mdl::backend::jit::SegmentHandle *seg, void *const *ins,
+                       void *const *outs);
+/// `print` of the operation's operands (contiguous, in their spaces).
+int32_t mdl_rt_print(mdl::backend::jit::RuntimeContext *ctx, const mdl::ir::Operation *op,
+                     void *const *values);
+}

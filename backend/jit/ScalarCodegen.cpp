@@ -1,0 +1,306 @@
+// Per-element semantics of the fused operations, as LLVM IR. Each case
+// mirrors the CPU kernel it replaces (backend/cpu/ElementwiseKernels.cpp,
+// CastKernels.cpp): integer arithmetic wraps, `/` and `%` on integers are
+// floor division and its remainder with a zero divisor giving 0, float `%`
+// takes the divisor's sign, maximum / minimum / clip propagate NaN, casts
+// from float to integer truncate and saturate (NaN gives 0).
+#include "backend/cpu/KernelSupport.h"
+#include "backend/jit/Codegen.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include <cstring>
+
+namespace mdl::backend::jit {
+
+using namespace ir;
+using llvm::Value;
+
+llvm::Type *computeType(llvm::LLVMContext &c, DType t) {
+  switch (t) {
+  case DType::Bool: return llvm::Type::getInt1Ty(c);
+  case DType::I8: case DType::U8: return llvm::Type::getInt8Ty(c);
+  case DType::I32: return llvm::Type::getInt32Ty(c);
+  case DType::I64: return llvm::Type::getInt64Ty(c);
+  case DType::F64: return llvm::Type::getDoubleTy(c);
+  case DType::F16: case DType::BF16: return llvm::Type::getInt16Ty(c);
+  case DType::F32: return llvm::Type::getFloatTy(c);
+  }
+  return llvm::Type::getFloatTy(c);
+}
+
+llvm::Type *storageType(llvm::LLVMContext &c, DType t) {
+  return t == DType::Bool ? llvm::Type::getInt8Ty(c) : computeType(c, t);
+}
+
+Value *loadElement(llvm::IRBuilder<> &b, DType t, Value *ptr) {
+  Value *v = b.CreateLoad(storageType(b.getContext(), t), ptr);
+  return t == DType::Bool ? b.CreateICmpNE(v, b.getInt8(0)) : v;
+}
+
+void storeElement(llvm::IRBuilder<> &b, DType t, Value *v, Value *ptr) {
+  if (t == DType::Bool)
+    v = b.CreateZExt(v, b.getInt8Ty());
+  b.CreateStore(v, ptr);
+}
+
+namespace {
+
+bool isUnsigned(DType t) { return t == DType::U8 || t == DType::Bool; }
+
+Value *constantOf(llvm::IRBuilder<> &b, DType t, const void *bytes) {
+  llvm::LLVMContext &c = b.getContext();
+  switch (t) {
+  case DType::Bool: return b.getInt1(*static_cast<const uint8_t *>(bytes) != 0);
+  case DType::I8: case DType::U8: return b.getInt8(*static_cast<const uint8_t *>(bytes));
+  case DType::I32: {
+    int32_t v;
+    std::memcpy(&v, bytes, 4);
+    return b.getInt32(uint32_t(v));
+  }
+  case DType::I64: {
+    int64_t v;
+    std::memcpy(&v, bytes, 8);
+    return b.getInt64(uint64_t(v));
+  }
+  case DType::F64: {
+    double v;
+    std::memcpy(&v, bytes, 8);
+    return llvm::ConstantFP::get(llvm::Type::getDoubleTy(c), v);
+  }
+  default: {
+    float v;
+    std::memcpy(&v, bytes, 4);
+    return llvm::ConstantFP::get(llvm::Type::getFloatTy(c), v);
+  }
+  }
+}
+
+// A C math function of one or two arguments, known to have no side effects
+// (so it can be vectorized through the libmvec mappings of Compiler.cpp).
+Value *callMath(llvm::IRBuilder<> &b, const char *f32Name, const char *f64Name,
+                std::vector<Value *> args) {
+  llvm::Type *t = args[0]->getType();
+  const char *name = t->isFloatTy() ? f32Name : f64Name;
+  llvm::Module *m = b.GetInsertBlock()->getModule();
+  llvm::FunctionType *ft =
+      llvm::FunctionType::get(t, std::vector<llvm::Type *>(args.size(), t), false);
+  llvm::FunctionCallee callee = m->getOrInsertFunction(name, ft);
+  if (auto *f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    f->setDoesNotThrow();
+    f->setWillReturn();
+    f->setDoesNotFreeMemory();
+    f->setNoSync();
+    f->setMemoryEffects(llvm::MemoryEffects::none());
+  }
+  llvm::CallInst *call = b.CreateCall(callee, args);
+  call->setDoesNotThrow();
+  call->setMemoryEffects(llvm::MemoryEffects::none());
+  return call;
+}
+
+Value *intrinsic(llvm::IRBuilder<> &b, llvm::Intrinsic::ID id, std::vector<Value *> args) {
+  return b.CreateIntrinsic(id, {args[0]->getType()}, args);
+}
+
+Value *fconst(llvm::IRBuilder<> &b, llvm::Type *t, double v) { return llvm::ConstantFP::get(t, v); }
+
+Value *maxNaN(llvm::IRBuilder<> &b, DType t, Value *x, Value *y, bool isMax) {
+  if (isFloat(t)) {
+    Value *better = isMax ? b.CreateFCmpOGT(x, y) : b.CreateFCmpOLT(x, y);
+    return b.CreateSelect(b.CreateOr(better, b.CreateFCmpUNO(x, x)), x, y);
+  }
+  Value *better = isUnsigned(t) ? (isMax ? b.CreateICmpUGT(x, y) : b.CreateICmpULT(x, y))
+                                : (isMax ? b.CreateICmpSGT(x, y) : b.CreateICmpSLT(x, y));
+  return b.CreateSelect(better, x, y);
+}
+
+Value *floorDiv(llvm::IRBuilder<> &b, DType t, Value *x, Value *y) {
+  llvm::Type *ty = x->getType();
+  Value *zero = llvm::ConstantInt::get(ty, 0), *one = llvm::ConstantInt::get(ty, 1);
+  Value *bz = b.CreateICmpEQ(y, zero);
+  if (isUnsigned(t))
+    return b.CreateSelect(bz, zero, b.CreateUDiv(x, b.CreateSelect(bz, one, y)));
+  Value *bm1 = b.CreateICmpEQ(y, llvm::ConstantInt::getSigned(ty, -1));
+  Value *safe = b.CreateSelect(b.CreateOr(bz, bm1), one, y);
+  Value *q = b.CreateSDiv(x, safe), *r = b.CreateSRem(x, safe);
+  Value *adj = b.CreateAnd(b.CreateICmpNE(r, zero), b.CreateICmpSLT(b.CreateXor(x, y), zero));
+  q = b.CreateSub(q, b.CreateZExt(adj, ty));
+  return b.CreateSelect(bz, zero, b.CreateSelect(bm1, b.CreateSub(zero, x), q));
+}
+
+Value *floorMod(llvm::IRBuilder<> &b, DType t, Value *x, Value *y) {
+  llvm::Type *ty = x->getType();
+  if (isFloat(t)) {
+    Value *zero = fconst(b, ty, 0);
+    Value *r = b.CreateFRem(x, y);
+    Value *flip = b.CreateICmpNE(b.CreateFCmpOLT(r, zero), b.CreateFCmpOLT(y, zero));
+    Value *adjusted = b.CreateSelect(flip, b.CreateFAdd(r, y), r);
+    Value *signedZero = intrinsic(b, llvm::Intrinsic::copysign, {zero, y});
+    return b.CreateSelect(b.CreateFCmpUNE(r, zero), adjusted, signedZero);
+  }
+  Value *zero = llvm::ConstantInt::get(ty, 0), *one = llvm::ConstantInt::get(ty, 1);
+  Value *bz = b.CreateICmpEQ(y, zero);
+  if (isUnsigned(t))
+    return b.CreateSelect(bz, zero, b.CreateURem(x, b.CreateSelect(bz, one, y)));
+  Value *bm1 = b.CreateICmpEQ(y, llvm::ConstantInt::getSigned(ty, -1));
+  Value *r = b.CreateSRem(x, b.CreateSelect(b.CreateOr(bz, bm1), one, y));
+  Value *flip = b.CreateAnd(b.CreateICmpNE(r, zero),
+                            b.CreateICmpNE(b.CreateICmpSLT(r, zero), b.CreateICmpSLT(y, zero)));
+  r = b.CreateSelect(flip, b.CreateAdd(r, y), r);
+  return b.CreateSelect(b.CreateOr(bz, bm1), zero, r);
+}
+
+Value *compare(llvm::IRBuilder<> &b, OpKind k, DType t, Value *x, Value *y) {
+  using P = llvm::CmpInst::Predicate;
+  if (isFloat(t)) {
+    P p = k == OpKind::Eq ? P::FCMP_OEQ : k == OpKind::Ne ? P::FCMP_UNE : k == OpKind::Lt ? P::FCMP_OLT
+          : k == OpKind::Le ? P::FCMP_OLE : k == OpKind::Gt ? P::FCMP_OGT : P::FCMP_OGE;
+    return b.CreateFCmp(p, x, y);
+  }
+  bool u = isUnsigned(t);
+  P p = k == OpKind::Eq ? P::ICMP_EQ : k == OpKind::Ne ? P::ICMP_NE
+        : k == OpKind::Lt ? (u ? P::ICMP_ULT : P::ICMP_SLT)
+        : k == OpKind::Le ? (u ? P::ICMP_ULE : P::ICMP_SLE)
+        : k == OpKind::Gt ? (u ? P::ICMP_UGT : P::ICMP_SGT)
+                          : (u ? P::ICMP_UGE : P::ICMP_SGE);
+  return b.CreateICmp(p, x, y);
+}
+
+Value *cast(llvm::IRBuilder<> &b, DType from, DType to, Value *x) {
+  llvm::LLVMContext &c = b.getContext();
+  llvm::Type *tt = computeType(c, to);
+  if (from == to)
+    return x;
+  if (to == DType::Bool)
+    return isFloat(from) ? b.CreateFCmpUNE(x, fconst(b, x->getType(), 0))
+                         : b.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+  if (from == DType::Bool)
+    return isFloat(to) ? b.CreateUIToFP(x, tt) : b.CreateZExt(x, tt);
+  if (isFloat(from) && isFloat(to))
+    return b.CreateFPCast(x, tt);
+  if (isFloat(from))
+    return b.CreateIntrinsic(isUnsigned(to) ? llvm::Intrinsic::fptoui_sat
+                                            : llvm::Intrinsic::fptosi_sat,
+                             {tt, x->getType()}, {x});
+  if (isFloat(to))
+    return isUnsigned(from) ? b.CreateUIToFP(x, tt) : b.CreateSIToFP(x, tt);
+  return b.CreateIntCast(x, tt, !isUnsigned(from));
+}
+
+} // namespace
+
+Value *denseElement(llvm::IRBuilder<> &b, const DenseData &d, int64_t i) {
+  size_t sz = dtypeSize(d.type.dtype);
+  return constantOf(b, d.type.dtype, d.bytes.data() + size_t(i) * sz);
+}
+
+Value *creationValue(llvm::IRBuilder<> &b, const Operation &op) {
+  DType t = op.results[0]->type.dtype;
+  uint64_t bytes = 0;
+  switch (op.kind) {
+  case OpKind::Zeros:
+    break;
+  case OpKind::Ones:
+    cpu::fillInt(t, &bytes, 1, 1);
+    break;
+  default: { // full
+    const Attribute *v = op.attr("value");
+    if (v && v->kind() == Attribute::Kind::Int)
+      cpu::fillInt(t, &bytes, 1, v->asInt());
+    else
+      cpu::fillValue(t, &bytes, 1, op.floatAttr("value", 0));
+    break;
+  }
+  }
+  return constantOf(b, t, &bytes);
+}
+
+Value *emitElementwise(llvm::IRBuilder<> &b, const Operation &op, const std::vector<Value *> &a,
+                       std::string &error) {
+  DType t = op.operands[0]->type.dtype, rt = op.results[0]->type.dtype;
+  llvm::Type *ty = a[0]->getType();
+  bool fl = isFloat(t);
+  switch (op.kind) {
+  case OpKind::Add: return fl ? b.CreateFAdd(a[0], a[1]) : b.CreateAdd(a[0], a[1]);
+  case OpKind::Sub: return fl ? b.CreateFSub(a[0], a[1]) : b.CreateSub(a[0], a[1]);
+  case OpKind::Mul: return fl ? b.CreateFMul(a[0], a[1]) : b.CreateMul(a[0], a[1]);
+  case OpKind::Div: return fl ? b.CreateFDiv(a[0], a[1]) : floorDiv(b, t, a[0], a[1]);
+  case OpKind::Mod: return floorMod(b, t, a[0], a[1]);
+  case OpKind::Pow: return callMath(b, "powf", "pow", {a[0], a[1]});
+  case OpKind::Maximum: return maxNaN(b, t, a[0], a[1], true);
+  case OpKind::Minimum: return maxNaN(b, t, a[0], a[1], false);
+  case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le: case OpKind::Gt:
+  case OpKind::Ge:
+    return compare(b, op.kind, t, a[0], a[1]);
+  case OpKind::And: return b.CreateAnd(a[0], a[1]);
+  case OpKind::Or: return b.CreateOr(a[0], a[1]);
+  case OpKind::Not: return b.CreateNot(a[0]);
+  case OpKind::Neg: return fl ? b.CreateFNeg(a[0]) : b.CreateSub(llvm::ConstantInt::get(ty, 0), a[0]);
+  case OpKind::Abs:
+    if (fl)
+      return intrinsic(b, llvm::Intrinsic::fabs, {a[0]});
+    if (isUnsigned(t))
+      return a[0];
+    return b.CreateSelect(b.CreateICmpSLT(a[0], llvm::ConstantInt::get(ty, 0)),
+                          b.CreateSub(llvm::ConstantInt::get(ty, 0), a[0]), a[0]);
+  case OpKind::Relu:
+    if (fl)
+      return b.CreateSelect(b.CreateFCmpOLT(a[0], fconst(b, ty, 0)), fconst(b, ty, 0), a[0]);
+    if (isUnsigned(t))
+      return a[0];
+    return b.CreateSelect(b.CreateICmpSLT(a[0], llvm::ConstantInt::get(ty, 0)),
+                          llvm::ConstantInt::get(ty, 0), a[0]);
+  case OpKind::Floor: return fl ? intrinsic(b, llvm::Intrinsic::floor, {a[0]}) : a[0];
+  case OpKind::Ceil: return fl ? intrinsic(b, llvm::Intrinsic::ceil, {a[0]}) : a[0];
+  case OpKind::Sign: {
+    if (fl) {
+      Value *s = b.CreateSelect(b.CreateFCmpOGT(a[0], fconst(b, ty, 0)), fconst(b, ty, 1),
+                                b.CreateSelect(b.CreateFCmpOLT(a[0], fconst(b, ty, 0)),
+                                               fconst(b, ty, -1), fconst(b, ty, 0)));
+      return b.CreateSelect(b.CreateFCmpUNO(a[0], a[0]), a[0], s);
+    }
+    Value *zero = llvm::ConstantInt::get(ty, 0);
+    if (isUnsigned(t))
+      return b.CreateZExt(b.CreateICmpUGT(a[0], zero), ty);
+    return b.CreateSelect(b.CreateICmpSGT(a[0], zero), llvm::ConstantInt::get(ty, 1),
+                          b.CreateSelect(b.CreateICmpSLT(a[0], zero),
+                                         llvm::ConstantInt::getSigned(ty, -1), zero));
+  }
+  case OpKind::Exp: return callMath(b, "expf", "exp", {a[0]});
+  case OpKind::Log: return callMath(b, "logf", "log", {a[0]});
+  case OpKind::Sqrt: return intrinsic(b, llvm::Intrinsic::sqrt, {a[0]});
+  case OpKind::Rsqrt: return b.CreateFDiv(fconst(b, ty, 1), intrinsic(b, llvm::Intrinsic::sqrt, {a[0]}));
+  case OpKind::Tanh: return callMath(b, "tanhf", "tanh", {a[0]});
+  case OpKind::Sin: return callMath(b, "sinf", "sin", {a[0]});
+  case OpKind::Cos: return callMath(b, "cosf", "cos", {a[0]});
+  case OpKind::Sigmoid: {
+    // One exponential of -|x| serves both branches of the kernel.
+    Value *e = callMath(b, "expf", "exp", {b.CreateFNeg(intrinsic(b, llvm::Intrinsic::fabs, {a[0]}))});
+    Value *den = b.CreateFAdd(fconst(b, ty, 1), e);
+    return b.CreateSelect(b.CreateFCmpOGE(a[0], fconst(b, ty, 0)), b.CreateFDiv(fconst(b, ty, 1), den),
+                          b.CreateFDiv(e, den));
+  }
+  case OpKind::Gelu: {
+    Value *x = a[0], *half = b.CreateFMul(fconst(b, ty, 0.5), x);
+    if (op.boolAttr("approximate", false)) {
+      Value *x3 = b.CreateFMul(b.CreateFMul(b.CreateFMul(fconst(b, ty, 0.044715), x), x), x);
+      Value *inner = b.CreateFMul(fconst(b, ty, 0.7978845608028654), b.CreateFAdd(x, x3));
+      return b.CreateFMul(half, b.CreateFAdd(fconst(b, ty, 1), callMath(b, "tanhf", "tanh", {inner})));
+    }
+    Value *erf = callMath(b, "erff", "erf", {b.CreateFMul(x, fconst(b, ty, 0.7071067811865476))});
+    return b.CreateFMul(half, b.CreateFAdd(fconst(b, ty, 1), erf));
+  }
+  case OpKind::Clip: {
+    DType ct = op.operands[0]->type.dtype;
+    return maxNaN(b, ct, maxNaN(b, ct, a[0], a[1], true), a[2], false);
+  }
+  case OpKind::Select: return b.CreateSelect(a[0], a[1], a[2]);
+  case OpKind::Cast: return cast(b, t, rt, a[0]);
+  default:
+    error = std::string("no element-wise code for '") + opName(op.kind) + "'";
+    return nullptr;
+  }
+}
+
+} // namespace mdl::backend::jit

@@ -1,0 +1,195 @@
+// The iteration space of a fusion cluster.
+// 1. D is the broadcast of every member's result shape and every reduction
+//    input's shape (right-aligned, as NumPy broadcasts).
+// 2. Every reduction reduces the trailing k axes of an input of rank(D)
+//    that spans D on those axes; k is the same for all (the inner axes).
+// 3. A member reading a reduction result needs it to be a row value: size 1
+//    on the inner axes once right-aligned into D.
+// 4. Each output has shape D, is a row value spanning the outer axes, or is
+//    a reduction result without kept dimensions (shape = the outer axes).
+#include "ir/passes/FusionDomain.h"
+
+#include <algorithm>
+
+namespace mdl::passes {
+
+using namespace ir;
+
+namespace {
+
+bool supportedDType(DType t) { return t != DType::F16 && t != DType::BF16; }
+
+bool typesSupported(const Operation &op) {
+  for (Value *v : op.operands)
+    if (!supportedDType(v->type.dtype) || !v->type.isStatic())
+      return false;
+  for (auto &r : op.results)
+    if (!supportedDType(r->type.dtype) || !r->type.isStatic())
+      return false;
+  return true;
+}
+
+bool isReduction(OpKind k) {
+  return k == OpKind::Sum || k == OpKind::Mean || k == OpKind::ReduceMax ||
+         k == OpKind::ReduceMin;
+}
+
+std::vector<int64_t> sizesOf(const TensorType &t) { return t.sizes(); }
+
+// Broadcasts `s` into `d` (right-aligned); false when they do not broadcast.
+bool broadcastInto(std::vector<int64_t> &d, const std::vector<int64_t> &s) {
+  if (s.size() > d.size())
+    d.insert(d.begin(), s.size() - d.size(), 1);
+  size_t off = d.size() - s.size();
+  for (size_t i = 0; i < s.size(); ++i) {
+    int64_t &a = d[off + i];
+    if (s[i] == a || s[i] == 1)
+      continue;
+    if (a != 1)
+      return false;
+    a = s[i];
+  }
+  return true;
+}
+
+} // namespace
+
+std::vector<int64_t> alignShape(const std::vector<int64_t> &s, size_t rank) {
+  std::vector<int64_t> out(rank > s.size() ? rank - s.size() : 0, 1);
+  out.insert(out.end(), s.begin(), s.end());
+  return out;
+}
+
+bool isFusible(const Operation &op) {
+  if (op.device < 0 || op.results.size() != 1 || !typesSupported(op))
+    return false;
+  DType t = op.results[0]->type.dtype;
+  switch (op.kind) {
+  case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Mod:
+  case OpKind::Maximum: case OpKind::Minimum:
+  case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le: case OpKind::Gt:
+  case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Not:
+  case OpKind::Neg: case OpKind::Abs: case OpKind::Relu: case OpKind::Floor: case OpKind::Ceil:
+  case OpKind::Sign: case OpKind::Clip: case OpKind::Select: case OpKind::Cast:
+    return true;
+  case OpKind::Pow: // integer powers loop: left to the kernel
+  case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Tanh:
+  case OpKind::Sigmoid: case OpKind::Gelu: case OpKind::Sin: case OpKind::Cos:
+    return isFloat(t);
+  case OpKind::Sum: case OpKind::ReduceMax: case OpKind::ReduceMin:
+    return t != DType::Bool;
+  case OpKind::Mean:
+    return isFloat(t);
+  default:
+    return false;
+  }
+}
+
+bool isFusionLeaf(const Operation &op) {
+  if (op.device < 0 || op.results.size() != 1 || !typesSupported(op))
+    return false;
+  switch (op.kind) {
+  case OpKind::Constant:
+    return op.results[0]->type.numElements() <= 4096;
+  case OpKind::Zeros: case OpKind::Ones: case OpKind::Full: case OpKind::Arange:
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::optional<FusionDomain> analyzeFusion(const std::vector<const Operation *> &members,
+                                          const std::vector<const Value *> &outputs) {
+  FusionDomain fd;
+  int inner = -1;
+  size_t redRank = 0;
+  for (const Operation *op : members) {
+    if (isReduction(op->kind)) {
+      const TensorType &x = op->operands[0]->type;
+      const std::vector<int64_t> &axes = op->intListAttr("axis");
+      int r = x.rank(), k = int(axes.size());
+      if (k == 0)
+        return std::nullopt;
+      for (int i = 0; i < k; ++i)
+        if (axes[size_t(i)] != r - k + i)
+          return std::nullopt;
+      if (inner >= 0 && (inner != k || size_t(r) != redRank))
+        return std::nullopt;
+      inner = k;
+      redRank = size_t(r);
+      fd.hasReductions = true;
+      if (!broadcastInto(fd.dims, sizesOf(x)))
+        return std::nullopt;
+      if (op->boolAttr("keepdims") && !broadcastInto(fd.dims, sizesOf(op->results[0]->type)))
+        return std::nullopt;
+      continue;
+    }
+    if (!broadcastInto(fd.dims, sizesOf(op->results[0]->type)))
+      return std::nullopt;
+  }
+  fd.innerRank = inner < 0 ? 0 : inner;
+  size_t rank = fd.dims.size();
+  if (fd.hasReductions && redRank != rank)
+    return std::nullopt;
+  // Reduction inputs span D on the inner axes.
+  auto isMember = [&](const Operation *d) {
+    return d && std::find(members.begin(), members.end(), d) != members.end();
+  };
+  std::vector<int64_t> rowShape = fd.dims;
+  for (size_t a = rank - size_t(fd.innerRank); a < rank; ++a)
+    rowShape[a] = 1;
+  // A row value: broadcasts into rowShape, i.e. size 1 on the inner axes.
+  auto isRow = [&](const TensorType &t) {
+    if (size_t(t.rank()) > rank)
+      return false;
+    std::vector<int64_t> s = alignShape(t.sizes(), rank);
+    for (size_t a = 0; a < rank; ++a)
+      if (s[a] != 1 && s[a] != rowShape[a])
+        return false;
+    return true;
+  };
+  for (const Operation *op : members) {
+    if (isReduction(op->kind)) {
+      std::vector<int64_t> x = sizesOf(op->operands[0]->type);
+      for (size_t a = rank - size_t(fd.innerRank); a < rank; ++a)
+        if (x[a] != fd.dims[a])
+          return std::nullopt;
+    }
+    for (Value *v : op->operands)
+      if (isMember(v->def) && isReduction(v->def->kind) && !isRow(v->type))
+        return std::nullopt;
+  }
+  for (const Value *v : outputs) {
+    std::vector<int64_t> s = sizesOf(v->type);
+    if (s == fd.dims)
+      continue;
+    if (!fd.hasReductions)
+      return std::nullopt;
+    // A row value stored once per outer point: it must span the outer axes
+    // (a broadcast one would be written by several points).
+    if (s.size() <= rank && alignShape(s, rank) == rowShape)
+      continue;
+    std::vector<int64_t> outer(fd.dims.begin(), fd.dims.end() - fd.innerRank);
+    if (v->def && isReduction(v->def->kind) && s == outer)
+      continue;
+    return std::nullopt;
+  }
+  return fd;
+}
+
+std::optional<FusionDomain> fusionDomain(const Operation &fusion) {
+  if (fusion.regions.size() != 1)
+    return std::nullopt;
+  const Region &r = *fusion.regions[0];
+  std::vector<const Operation *> members;
+  for (auto &op : r.ops)
+    if (op->kind != OpKind::Yield && !isFusionLeaf(*op))
+      members.push_back(op.get());
+  std::vector<const Value *> outputs;
+  if (const Operation *y = r.terminator())
+    for (Value *v : y->operands)
+      outputs.push_back(v);
+  return analyzeFusion(members, outputs);
+}
+
+} // namespace mdl::passes

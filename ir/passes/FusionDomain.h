@@ -1,0 +1,54 @@
+// The iteration space of a fusion cluster: which operations can be computed
+// element by element inside one generated loop nest, and over which domain.
+//
+// A cluster computes every value at the points of one domain D (a static
+// shape). Element-wise operations broadcast as NumPy does (right-aligned),
+// so a value of a smaller shape is computed at the projection of the point.
+// Reductions must all reduce the same trailing axes of D (the "inner"
+// axes); their results are row values (one per point of the outer axes),
+// readable by later members when they broadcast along the inner axes only.
+// Outputs are values of shape D, row values, or reduction results.
+//
+// The fusion pass (Fuse.h) uses this analysis to decide which operations may
+// share a cluster; the JIT uses it to generate the loop nest. It reads the
+// IR and never changes it.
+#pragma once
+
+#include "ir/IR.h"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace mdl::passes {
+
+/// The iteration space of a valid cluster.
+struct FusionDomain {
+  std::vector<int64_t> dims; // D
+  int innerRank = 0;         // trailing axes reduced by the reductions (0: none)
+  bool hasReductions = false;
+};
+
+/// Operations a generated loop computes per element: element-wise
+/// arithmetic, comparisons, logic, clip, select, cast, and sum / mean / max /
+/// min over trailing axes, on bool, i8, u8, i32, i64, f32 and f64.
+bool isFusible(const ir::Operation &op);
+
+/// Constant-like operations that a cluster copies into itself instead of
+/// reading them from memory: scalar and small dense constants, zeros, ones,
+/// full, arange.
+bool isFusionLeaf(const ir::Operation &op);
+
+/// The domain of the cluster made of `members` (fusible operations in
+/// program order) whose results `outputs` are read outside it; nullopt when
+/// they cannot share one loop nest.
+std::optional<FusionDomain> analyzeFusion(const std::vector<const ir::Operation *> &members,
+                                          const std::vector<const ir::Value *> &outputs);
+
+/// The domain of an existing `fusion` operation.
+std::optional<FusionDomain> fusionDomain(const ir::Operation &fusion);
+
+/// Shape `s` right-aligned into the rank of `dims`: leading 1s added.
+std::vector<int64_t> alignShape(const std::vector<int64_t> &s, size_t rank);
+
+} // namespace mdl::passes
