@@ -24,7 +24,7 @@ namespace mdl::frontend::hlo {
 namespace {
 
 constexpr size_t kProgressMin = size_t(64) << 20;
-constexpr size_t kReleaseBehind = size_t(8) << 20;
+constexpr size_t kReleaseBehind = size_t(1) << 20;
 
 /// Prints `importing FILE  [=====>    ] 45%  1.2/3.0 GB  210 MB/s`.
 class Progress {

@@ -25,7 +25,7 @@ using ir::DType;
 namespace {
 
 constexpr size_t kChunk = 64 * 1024;
-constexpr size_t kProgressEvery = 16u << 20;
+constexpr size_t kProgressEvery = 1u << 20;
 
 /// Where the element bytes go: the instruction's inline buffer or the file.
 class Sink {

@@ -128,7 +128,7 @@ private:
       }
       comp.instructions.push_back(std::move(inst));
       if (c_.offset() >= nextReport_) {
-        nextReport_ = c_.offset() + (size_t(16) << 20);
+        nextReport_ = c_.offset() + (size_t(1) << 20);
         if (opts_.progress)
           opts_.progress(c_.offset());
       }
@@ -310,7 +310,7 @@ private:
   Cursor c_;
   const HloReadOptions &opts_;
   std::unordered_set<std::string> keys_;
-  size_t nextReport_ = size_t(16) << 20;
+  size_t nextReport_ = size_t(1) << 20;
 };
 
 } // namespace

@@ -27,7 +27,7 @@ struct HloReadOptions {
   /// The weight file, opened on first use; returns null with a message when
   /// it cannot be created. Without it, large literals are an error.
   std::function<WeightWriter *(std::string &error)> weights;
-  /// Called about every 16 MiB of input with the current byte offset.
+  /// Called about every MiB of input with the current byte offset.
   std::function<void(size_t offset)> progress;
 };
 

@@ -14,7 +14,7 @@ namespace mdl::frontend::hlo {
 namespace {
 
 constexpr uint64_t kReserve = 256 * 1024;
-constexpr size_t kBuffer = 4 << 20;
+constexpr size_t kBuffer = 1 << 20;
 
 const char *stName(ir::DType t) {
   switch (t) {

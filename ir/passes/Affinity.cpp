@@ -117,20 +117,30 @@ private:
     v->secret = isMpc(d);
   }
 
+  /// Where a value comes from: its defining operation, or for a region
+  /// argument the loop that carries it or the function that receives it.
   Location defLoc(const Value *v) const {
     if (v->def)
       return v->def->loc;
+    if (v->region && v->region->parent)
+      return v->region->parent->loc;
     if (!stack_.empty())
-      return stack_.back()->src->loc; // an argument: point at its function
+      return stack_.back()->src->loc;
     return {};
   }
 
-  /// "computed on 'gpu0' here", or for an argument where it comes from.
+  /// "is on 'gpu0', computed here", or what a region argument is.
   std::string whereComputed(const Value *v) const {
+    const std::string dev = "'" + devName(v->device) + "'";
     if (v->def)
-      return "the value is computed on '" + devName(v->device) + "' here";
-    return "the value is an argument of '" + stack_.back()->src->name + "', which arrives on '" +
-           devName(v->device) + "'";
+      return "the value is computed on " + dev + " here";
+    if (v->region && v->region->parent)
+      return "the value is carried by this loop, on " + dev +
+             " (where its initial value lives, or where the body places what it yields, "
+             "else the default device)";
+    bool entry = !stack_.empty() && stack_.back()->entry;
+    return "the value is an argument of '" + (stack_.empty() ? std::string("?") : stack_.back()->src->name) +
+           "', which arrives on " + dev + (entry ? " (the default device)" : "");
   }
 
   static std::string bytesOf(const TensorType &t) {
@@ -451,8 +461,9 @@ private:
       const Value *v = op.operands[i];
       if (v->device < 0)
         continue;
+      std::string where = whereComputed(v); // "the value is ..."
       diag.notes.push_back({defLoc(v), "operand " + std::to_string(i + 1) + " (" + v->type.str() +
-                                           ") is on '" + devName(v->device) + "', computed here"});
+                                           ") " + where.substr(where.find("is "))});
     }
     diag.notes.push_back({{}, "place the operation with `... on " + devName(devs[0]) +
                                   "` or move an operand with to(x, " + devName(devs[0]) + ")"});

@@ -1,0 +1,518 @@
+// One loop nest per fusion:
+// 1. The domain D (FusionDomain.h) and its accesses: every input, dense
+//    constant, arange and output is read or written at offset
+//    sum(index[a] * stride[a]) (stride 0 along broadcast axes).
+// 2. Axes of size 1 are dropped and neighbouring axes merged where every
+//    access allows it (never across the outer / inner boundary), so the
+//    innermost loop is long and unit-stride and LLVM vectorizes it.
+// 3. Code: loops over the outer axes (the first one over [begin, end), the
+//    share of one thread); per outer point, one loop over the inner axes
+//    per reduction (accumulating in a register), the row outputs, then one
+//    loop storing the full outputs. Each value is computed where it is
+//    needed from the leaves (recomputing cheap ones per phase instead of
+//    storing them); invariants are left to LLVM's LICM.
+// The kernel's pointer arguments are `noalias` (the buffer plan never lets
+// an output overlap an input), which is what lets the loops vectorize.
+#include "backend/jit/Codegen.h"
+#include "ir/passes/FusionDomain.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include <functional>
+#include <limits>
+#include <unordered_map>
+
+namespace mdl::backend::jit {
+
+using namespace ir;
+using llvm::Value;
+
+namespace {
+
+bool isReduction(OpKind k) {
+  return k == OpKind::Sum || k == OpKind::Mean || k == OpKind::ReduceMax || k == OpKind::ReduceMin;
+}
+
+int opCost(const Operation &op) {
+  switch (op.kind) {
+  case OpKind::Exp: case OpKind::Log: case OpKind::Tanh: case OpKind::Sin: case OpKind::Cos:
+  case OpKind::Pow: case OpKind::Sigmoid: case OpKind::Gelu: case OpKind::Mod:
+    return 8;
+  default:
+    return 1;
+  }
+}
+
+class LoopEmitter {
+public:
+  LoopEmitter(llvm::Module &mod, const Operation &fusion,
+              const std::vector<std::vector<int64_t>> &inputStrides, std::string name)
+      : mod_(mod), c_(mod.getContext()), b_(c_), fusion_(fusion), region_(*fusion.regions[0]),
+        inputStrides_(inputStrides), name_(std::move(name)) {}
+
+  FusionKernel run(std::string &error) {
+    auto dom = passes::fusionDomain(fusion_);
+    if (!dom) {
+      error = "the fusion has no valid domain";
+      return {};
+    }
+    dims_ = dom->dims;
+    inner_ = dom->innerRank;
+    hasRed_ = dom->hasReductions;
+    if (!collectAccesses(error))
+      return {};
+    collapse();
+    FusionKernel k;
+    k.range = nOuter_ > 0 ? cd_[0] : 1;
+    int64_t points = 1, cost = 0;
+    for (int64_t d : dims_)
+      points *= d;
+    for (auto &op : region_.ops)
+      cost += opCost(*op);
+    k.parallel = nOuter_ > 0 && k.range >= 2 && points * cost >= (int64_t(1) << 17);
+    k.fn = emit(error);
+    return k;
+  }
+
+private:
+  struct Access {
+    std::vector<int64_t> strides; // over dims_, then over the collapsed dims
+  };
+
+  std::vector<int64_t> aligned(const std::vector<int64_t> &shape,
+                               const std::vector<int64_t> &strides) const {
+    size_t rank = dims_.size(), off = rank - shape.size();
+    std::vector<int64_t> out(rank, 0);
+    for (size_t i = 0; i < shape.size(); ++i)
+      out[off + i] = shape[i] == 1 ? 0 : strides[i];
+    return out;
+  }
+
+  int addAccess(std::vector<int64_t> strides) {
+    acc_.push_back({std::move(strides)});
+    return int(acc_.size() - 1);
+  }
+
+  bool collectAccesses(std::string &error) {
+    size_t rank = dims_.size();
+    for (size_t j = 0; j < region_.args.size(); ++j) {
+      std::vector<int64_t> s = region_.args[j]->type.sizes();
+      if (s.size() > rank || j >= inputStrides_.size() || inputStrides_[j].size() != s.size()) {
+        error = "fusion input " + std::to_string(j) + " does not fit the domain";
+        return false;
+      }
+      inputAccess_.push_back(addAccess(aligned(s, inputStrides_[j])));
+    }
+    for (auto &op : region_.ops) {
+      if ((op->kind == OpKind::Constant && op->results[0]->type.numElements() > 1) ||
+          op->kind == OpKind::Arange) {
+        std::vector<int64_t> s = op->results[0]->type.sizes();
+        leafAccess_[op.get()] = addAccess(aligned(s, rowMajor(s)));
+      }
+    }
+    std::vector<int64_t> rowShape = dims_;
+    for (size_t a = rank - size_t(inner_); a < rank; ++a)
+      rowShape[a] = 1;
+    const Operation *y = region_.terminator();
+    for (Value *vv : std::vector<ir::Value *>(y->operands.begin(), y->operands.end())) {
+      (void)vv;
+    }
+    for (ir::Value *v : y->operands) {
+      std::vector<int64_t> s = v->type.sizes();
+      if (s == dims_) {
+        full_.push_back(true);
+        outAccess_.push_back(addAccess(rowMajor(dims_)));
+      } else if (s.size() <= rank && passes::alignShape(s, rank) == rowShape) {
+        full_.push_back(false);
+        outAccess_.push_back(addAccess(aligned(s, rowMajor(s))));
+      } else {
+        // A reduction result without kept axes: the outer axes of D.
+        std::vector<int64_t> st(rank, 0), rm = rowMajor(s);
+        if (s.size() != rank - size_t(inner_)) {
+          error = "fusion output " + v->type.str() + " does not fit the domain";
+          return false;
+        }
+        for (size_t a = 0; a < s.size(); ++a)
+          st[a] = s[a] == 1 ? 0 : rm[a];
+        full_.push_back(false);
+        outAccess_.push_back(addAccess(st));
+      }
+    }
+    return true;
+  }
+
+  void collapse() {
+    size_t rank = dims_.size();
+    size_t firstInner = rank - size_t(inner_);
+    std::vector<bool> groupInner;
+    std::vector<std::vector<int64_t>> cs(acc_.size());
+    for (size_t a = 0; a < rank; ++a) {
+      if (dims_[a] == 1)
+        continue;
+      bool in = a >= firstInner;
+      bool merge = !cd_.empty() && groupInner.back() == in;
+      for (size_t k = 0; merge && k < acc_.size(); ++k)
+        merge = cs[k].back() == acc_[k].strides[a] * dims_[a];
+      if (merge) {
+        cd_.back() *= dims_[a];
+        for (size_t k = 0; k < acc_.size(); ++k)
+          cs[k].back() = acc_[k].strides[a];
+        continue;
+      }
+      cd_.push_back(dims_[a]);
+      groupInner.push_back(in);
+      for (size_t k = 0; k < acc_.size(); ++k)
+        cs[k].push_back(acc_[k].strides[a]);
+    }
+    for (size_t k = 0; k < acc_.size(); ++k)
+      acc_[k].strides = cs[k];
+    for (bool in : groupInner)
+      (in ? nInner_ : nOuter_) += 1;
+  }
+
+  // --- Emission ------------------------------------------------------------
+
+  struct Ctx {
+    std::vector<Value *> offsets;
+    std::unordered_map<const ir::Value *, Value *> memo;
+  };
+
+  llvm::Function *emit(std::string &error) {
+    llvm::Type *ptrTy = llvm::PointerType::getUnqual(c_), *i64 = b_.getInt64Ty();
+    size_t nIn = region_.args.size(), nOut = outAccess_.size();
+    std::vector<llvm::Type *> params(nIn + nOut, ptrTy);
+    params.push_back(i64);
+    params.push_back(i64);
+    auto *bodyTy = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+    llvm::Function *body = llvm::Function::Create(bodyTy, llvm::Function::InternalLinkage,
+                                                  name_ + ".body", mod_);
+    body->addFnAttr(llvm::Attribute::AlwaysInline);
+    body->addFnAttr(llvm::Attribute::NoUnwind);
+    for (size_t i = 0; i < nIn + nOut; ++i) {
+      body->addParamAttr(unsigned(i), llvm::Attribute::NoAlias);
+      if (i < nIn)
+        body->addParamAttr(unsigned(i), llvm::Attribute::ReadOnly);
+      ptrs_.push_back(body->getArg(unsigned(i)));
+    }
+    begin_ = body->getArg(unsigned(nIn + nOut));
+    end_ = body->getArg(unsigned(nIn + nOut + 1));
+    b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", body));
+    llvm::FastMathFlags fmf;
+    fmf.setAllowContract(true);
+    b_.setFastMathFlags(fmf);
+    emitConstants();
+    std::vector<Value *> zero(acc_.size(), b_.getInt64(0));
+    bool ok = true;
+    if (nOuter_ > 0)
+      nest(0, nOuter_, zero, {}, [&](const std::vector<Value *> &offs, const std::vector<Value *> &) {
+        ok &= row(offs, error);
+        return std::vector<Value *>{};
+      });
+    else
+      ok &= row(zero, error);
+    b_.CreateRetVoid();
+    if (!ok)
+      return nullptr;
+
+    // The kernel: unpacks the pointers and calls the body (inlined).
+    auto *kTy = llvm::FunctionType::get(b_.getVoidTy(), {ptrTy, i64, i64}, false);
+    llvm::Function *k = llvm::Function::Create(kTy, llvm::Function::InternalLinkage, name_, mod_);
+    k->addFnAttr(llvm::Attribute::NoUnwind);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", k));
+    std::vector<Value *> args;
+    for (size_t i = 0; i < nIn + nOut; ++i)
+      args.push_back(b_.CreateLoad(ptrTy, b_.CreateConstGEP1_64(ptrTy, k->getArg(0), i)));
+    args.push_back(k->getArg(1));
+    args.push_back(k->getArg(2));
+    b_.CreateCall(body, args);
+    b_.CreateRetVoid();
+    return k;
+  }
+
+  void emitConstants() {
+    for (auto &op : region_.ops) {
+      if (op->kind != OpKind::Constant || op->results[0]->type.numElements() <= 1)
+        continue;
+      const DenseData &d = op->attr("value")->asDense();
+      llvm::Type *et = storageType(c_, d.type.dtype);
+      auto *arrTy = llvm::ArrayType::get(et, uint64_t(d.type.numElements()));
+      llvm::Constant *init;
+      if (d.type.dtype == DType::Bool) {
+        std::vector<uint8_t> v(d.bytes.begin(), d.bytes.end());
+        init = llvm::ConstantDataArray::get(c_, v);
+      } else {
+        init = llvm::ConstantDataArray::getRaw(
+            llvm::StringRef(reinterpret_cast<const char *>(d.bytes.data()), d.bytes.size()),
+            uint64_t(d.type.numElements()), et);
+      }
+      constData_[op.get()] = new llvm::GlobalVariable(mod_, arrTy, true, llvm::GlobalValue::PrivateLinkage,
+                                                      init, name_ + ".const");
+    }
+  }
+
+  using Body = std::function<std::vector<Value *>(const std::vector<Value *> &,
+                                                  const std::vector<Value *> &)>;
+
+  // Loops over collapsed axes [d, stop), threading `carried` values (the
+  // accumulators) through; returns their values after the loops.
+  std::vector<Value *> nest(size_t d, size_t stop, const std::vector<Value *> &offs,
+                            const std::vector<Value *> &carried, const Body &fn) {
+    llvm::Function *f = b_.GetInsertBlock()->getParent();
+    bool ranged = d == 0 && nOuter_ > 0;
+    Value *lo = ranged ? begin_ : b_.getInt64(0);
+    Value *hi = ranged ? end_ : b_.getInt64(cd_[d]);
+    llvm::BasicBlock *pre = b_.GetInsertBlock();
+    auto *header = llvm::BasicBlock::Create(c_, "loop", f);
+    auto *bodyBB = llvm::BasicBlock::Create(c_, "body", f);
+    auto *exit = llvm::BasicBlock::Create(c_, "exit", f);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode *i = b_.CreatePHI(b_.getInt64Ty(), 2);
+    i->addIncoming(lo, pre);
+    std::vector<llvm::PHINode *> phis;
+    for (Value *v : carried) {
+      phis.push_back(b_.CreatePHI(v->getType(), 2));
+      phis.back()->addIncoming(v, pre);
+    }
+    b_.CreateCondBr(b_.CreateICmpSLT(i, hi), bodyBB, exit);
+    b_.SetInsertPoint(bodyBB);
+    std::vector<Value *> o(offs.size());
+    for (size_t k = 0; k < offs.size(); ++k) {
+      int64_t s = acc_[k].strides[d];
+      o[k] = s == 0 ? offs[k] : b_.CreateAdd(offs[k], b_.CreateMul(i, b_.getInt64(uint64_t(s))));
+    }
+    std::vector<Value *> cur(phis.begin(), phis.end());
+    std::vector<Value *> next = d + 1 < stop ? nest(d + 1, stop, o, cur, fn) : fn(o, cur);
+    llvm::BasicBlock *latch = b_.GetInsertBlock();
+    i->addIncoming(b_.CreateAdd(i, b_.getInt64(1)), latch);
+    for (size_t k = 0; k < phis.size(); ++k)
+      phis[k]->addIncoming(next[k], latch);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(exit);
+    return std::vector<Value *>(phis.begin(), phis.end());
+  }
+
+  Value *elementPtr(Value *base, DType t, Value *off) {
+    return b_.CreateGEP(storageType(c_, t), base, off);
+  }
+
+  Value *eval(const ir::Value *v, Ctx &ctx, std::string &error) {
+    if (auto it = ctx.memo.find(v); it != ctx.memo.end())
+      return it->second;
+    Value *r = nullptr;
+    if (!v->def) {
+      unsigned j = v->index;
+      r = loadElement(b_, v->type.dtype,
+                      elementPtr(ptrs_[j], v->type.dtype, ctx.offsets[size_t(inputAccess_[j])]));
+    } else {
+      const Operation &op = *v->def;
+      switch (op.kind) {
+      case OpKind::Constant: {
+        const DenseData &d = op.attr("value")->asDense();
+        if (d.type.numElements() <= 1) {
+          r = denseElement(b_, d, 0);
+        } else {
+          Value *p = b_.CreateGEP(storageType(c_, d.type.dtype), constData_.at(&op),
+                                  ctx.offsets[size_t(leafAccess_.at(&op))]);
+          r = loadElement(b_, d.type.dtype, p);
+        }
+        break;
+      }
+      case OpKind::Zeros: case OpKind::Ones: case OpKind::Full:
+        r = creationValue(b_, op);
+        break;
+      case OpKind::Arange:
+        r = ctx.offsets[size_t(leafAccess_.at(&op))];
+        break;
+      default: {
+        if (isReduction(op.kind)) {
+          auto it = reduced_.find(&op);
+          if (it == reduced_.end()) {
+            error = "a reduction is read before it is computed";
+            return nullptr;
+          }
+          r = it->second;
+          break;
+        }
+        std::vector<Value *> args;
+        for (ir::Value *o : op.operands) {
+          Value *a = eval(o, ctx, error);
+          if (!a)
+            return nullptr;
+          args.push_back(a);
+        }
+        r = emitElementwise(b_, op, args, error);
+        if (!r)
+          return nullptr;
+      }
+      }
+    }
+    ctx.memo[v] = r;
+    return r;
+  }
+
+  // What a reduction accumulates in, starts from, and adds.
+  llvm::Type *accType(const Operation &r) {
+    DType t = r.results[0]->type.dtype;
+    bool sum = r.kind == OpKind::Sum || r.kind == OpKind::Mean;
+    if (sum && isFloat(t))
+      return b_.getDoubleTy();
+    return computeType(c_, t);
+  }
+
+  Value *accInit(const Operation &r) {
+    DType t = r.results[0]->type.dtype;
+    llvm::Type *at = accType(r);
+    if (r.kind == OpKind::Sum || r.kind == OpKind::Mean)
+      return isFloat(t) ? (Value *)llvm::ConstantFP::get(at, 0.0) : llvm::ConstantInt::get(at, 0);
+    bool isMax = r.kind == OpKind::ReduceMax;
+    if (isFloat(t))
+      return llvm::ConstantFP::getInfinity(at, isMax);
+    unsigned bits = at->getIntegerBitWidth();
+    if (t == DType::U8)
+      return isMax ? llvm::ConstantInt::get(at, 0) : llvm::ConstantInt::get(at, llvm::APInt::getMaxValue(bits));
+    return llvm::ConstantInt::get(at, isMax ? llvm::APInt::getSignedMinValue(bits)
+                                            : llvm::APInt::getSignedMaxValue(bits));
+  }
+
+  Value *accAdd(const Operation &r, Value *acc, Value *x) {
+    DType t = r.results[0]->type.dtype;
+    if (r.kind == OpKind::Sum || r.kind == OpKind::Mean) {
+      if (!isFloat(t))
+        return b_.CreateAdd(acc, x);
+      if (x->getType() != acc->getType())
+        x = b_.CreateFPExt(x, acc->getType());
+      Value *s = b_.CreateFAdd(acc, x);
+      llvm::cast<llvm::Instruction>(s)->setHasAllowReassoc(true);
+      return s;
+    }
+    bool isMax = r.kind == OpKind::ReduceMax;
+    llvm::Intrinsic::ID id = isFloat(t) ? (isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum)
+                             : t == DType::U8 ? (isMax ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
+                                              : (isMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
+    return b_.CreateIntrinsic(id, {acc->getType()}, {acc, x});
+  }
+
+  Value *accFinish(const Operation &r, Value *acc) {
+    DType t = r.results[0]->type.dtype;
+    if (r.kind == OpKind::Mean) {
+      int64_t count = 1;
+      for (size_t a = dims_.size() - size_t(inner_); a < dims_.size(); ++a)
+        count *= dims_[a];
+      acc = b_.CreateFDiv(acc, llvm::ConstantFP::get(acc->getType(), double(count)));
+    }
+    if (isFloat(t) && acc->getType() != computeType(c_, t))
+      acc = b_.CreateFPTrunc(acc, computeType(c_, t));
+    return acc;
+  }
+
+  // Everything computed per outer point.
+  bool row(const std::vector<Value *> &offs, std::string &error) {
+    reduced_.clear();
+    bool ok = true;
+    for (auto &opPtr : region_.ops) {
+      const Operation &r = *opPtr;
+      if (!isReduction(r.kind))
+        continue;
+      Value *init = accInit(r);
+      Value *result;
+      if (nInner_ > 0) {
+        std::vector<Value *> out =
+            nest(nOuter_, nOuter_ + nInner_, offs, {init},
+                 [&](const std::vector<Value *> &o, const std::vector<Value *> &cur) {
+                   Ctx ctx{o, {}};
+                   Value *x = eval(r.operands[0], ctx, error);
+                   if (!x) {
+                     ok = false;
+                     return cur;
+                   }
+                   return std::vector<Value *>{accAdd(r, cur[0], x)};
+                 });
+        result = out[0];
+      } else {
+        Ctx ctx{offs, {}};
+        Value *x = eval(r.operands[0], ctx, error);
+        if (!x)
+          return false;
+        result = accAdd(r, init, x);
+      }
+      if (!ok)
+        return false;
+      reduced_[&r] = accFinish(r, result);
+    }
+    const Operation *y = region_.terminator();
+    Ctx rowCtx{offs, {}};
+    bool anyFull = false;
+    for (size_t k = 0; k < y->operands.size(); ++k) {
+      if (full_[k]) {
+        anyFull = true;
+        continue;
+      }
+      ir::Value *v = y->operands[k];
+      Value *x = eval(v, rowCtx, error);
+      if (!x)
+        return false;
+      storeElement(b_, v->type.dtype, x,
+                   elementPtr(ptrs_[region_.args.size() + k], v->type.dtype,
+                              offs[size_t(outAccess_[k])]));
+    }
+    if (!anyFull)
+      return true;
+    auto storeFull = [&](const std::vector<Value *> &o) {
+      Ctx ctx{o, {}};
+      for (size_t k = 0; k < y->operands.size(); ++k) {
+        if (!full_[k])
+          continue;
+        ir::Value *v = y->operands[k];
+        Value *x = eval(v, ctx, error);
+        if (!x) {
+          ok = false;
+          return;
+        }
+        storeElement(b_, v->type.dtype, x,
+                     elementPtr(ptrs_[region_.args.size() + k], v->type.dtype,
+                                o[size_t(outAccess_[k])]));
+      }
+    };
+    if (nInner_ > 0)
+      nest(nOuter_, nOuter_ + nInner_, offs, {},
+           [&](const std::vector<Value *> &o, const std::vector<Value *> &) {
+             storeFull(o);
+             return std::vector<Value *>{};
+           });
+    else
+      storeFull(offs);
+    return ok;
+  }
+
+  llvm::Module &mod_;
+  llvm::LLVMContext &c_;
+  llvm::IRBuilder<> b_;
+  const Operation &fusion_;
+  const Region &region_;
+  const std::vector<std::vector<int64_t>> &inputStrides_;
+  std::string name_;
+  std::vector<int64_t> dims_;
+  int inner_ = 0;
+  bool hasRed_ = false;
+  std::vector<Access> acc_;
+  std::vector<int> inputAccess_, outAccess_;
+  std::vector<bool> full_;
+  std::unordered_map<const Operation *, int> leafAccess_;
+  std::unordered_map<const Operation *, llvm::GlobalVariable *> constData_;
+  std::vector<int64_t> cd_;
+  size_t nOuter_ = 0, nInner_ = 0;
+  std::vector<Value *> ptrs_;
+  Value *begin_ = nullptr, *end_ = nullptr;
+  std::unordered_map<const Operation *, Value *> reduced_;
+};
+
+} // namespace
+
+FusionKernel emitFusionKernel(llvm::Module &mod, const Operation &fusion,
+                              const std::vector<std::vector<int64_t>> &inputStrides,
+                              const std::string &name, std::string &error) {
+  return LoopEmitter(mod, fusion, inputStrides, name).run(error);
+}
+
+} // namespace mdl::backend::jit
