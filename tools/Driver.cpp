@@ -3,11 +3,13 @@
 // The pipeline, in order (each step can be printed with --print-ir-after
 // and verified with --verify-each):
 //   load (parse + imports) -> sema -> lower -> verify -> validate weights
-//   -> specialize -> execute
+//   -> specialize -> affinity -> transfers -> partition
+//   -> [jit: canonicalize -> fuse -> codegen] -> execute
 #include "tools/Driver.h"
 
 #include "backend/cpu/CpuDevice.h"
 #include "backend/interp/Interpreter.h"
+#include "backend/jit/JitRunner.h"
 #include "backend/runtime/Devices.h"
 #include "backend/runtime/Weights.h"
 #include "frontend/DiagnosticPrinter.h"
@@ -18,6 +20,8 @@
 #include "ir/Printer.h"
 #include "tools/Graph.h"
 #include "ir/passes/Affinity.h"
+#include "ir/passes/Canonicalize.h"
+#include "ir/passes/Fuse.h"
 #include "ir/passes/InsertTransfers.h"
 #include "ir/passes/Partition.h"
 #include "ir/passes/PlacementSummary.h"
@@ -159,6 +163,20 @@ public:
     passes::partition(*placed);
     phase("partition", t0);
     return afterPass("partition", *placed);
+  }
+
+  /// canonicalize, fuse (stopping after `last`): what shapes the partitioned
+  /// program for the JIT; the interpreter runs it as partitioned.
+  bool prepareForJit(const std::string &last = "fuse") {
+    auto t0 = Clock::now();
+    passes::canonicalize(*placed);
+    phase("canonicalize", t0);
+    if (!afterPass("canonicalize", *placed) || last == "canonicalize")
+      return !diags.hasErrors();
+    t0 = Clock::now();
+    passes::fuse(*placed);
+    phase("fuse", t0);
+    return afterPass("fuse", *placed);
   }
 
   /// Prints (--print-ir-after) and verifies (--verify-each, always after
@@ -360,8 +378,16 @@ int runCommand(const DriverOptions &o) {
   std::vector<TensorType> argTypes;
   for (const Tensor &t : args)
     argTypes.push_back(t.type());
-  if (!c.specialize(argTypes) || !c.place())
+  bool jit = o.backend == "jit";
+  if (!c.specialize(argTypes) || !c.place() || (jit && !c.prepareForJit()))
     return 1;
+  if (!o.cacheDir.empty()) {
+    std::string err;
+    if (!makeDirs(o.cacheDir, err)) {
+      c.diags.error("E0407", {}, "cannot create the cache directory: " + err);
+      return 1;
+    }
+  }
   auto t0 = Clock::now();
   backend::DeviceOptions dopts;
   dopts.fallbackError = o.fallback == "error";
@@ -374,12 +400,31 @@ int runCommand(const DriverOptions &o) {
   // Backends are registered here, explicitly: the CPU device interface.
   if (!devices.open(*c.placed, dopts, backend::cpu::cpuDeviceInterface(), c.diags, std::cerr))
     return 1;
-  backend::Interpreter interp(*c.placed, c.diags, std::cout, &devices);
-  if (!interp.loadGlobals())
-    return 1;
+  // The backend: the reference interpreter, or the JIT (compiled, then
+  // loaded: weights, arenas, linking).
+  std::unique_ptr<backend::Interpreter> interp;
+  std::unique_ptr<backend::jit::JitRunner> runner;
+  if (jit) {
+    backend::jit::JitOptions jo;
+    jo.cacheDir = o.cacheDir;
+    jo.optLevel = o.optLevel;
+    runner = std::make_unique<backend::jit::JitRunner>(*c.placed, devices, c.diags, std::cout, jo);
+    bool compiled = runner->compile();
+    c.phase("codegen", t0);
+    t0 = Clock::now();
+    if (!compiled || !runner->load())
+      return 1;
+  } else {
+    interp = std::make_unique<backend::Interpreter>(*c.placed, c.diags, std::cout, &devices);
+    if (!interp->loadGlobals())
+      return 1;
+  }
   c.phase("load", t0);
+  auto callEntry = [&] {
+    return jit ? runner->call(entryName, args) : interp->call(entryName, args);
+  };
   t0 = Clock::now();
-  auto results = interp.call(entryName, args);
+  auto results = callEntry();
   c.phase("run", t0);
   if (!results)
     return 1;
@@ -387,7 +432,7 @@ int runCommand(const DriverOptions &o) {
     std::vector<double> times;
     for (int i = 0; i < o.repeat; ++i) {
       auto s = Clock::now();
-      if (!interp.call(entryName, args))
+      if (!callEntry())
         return 1;
       times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - s).count());
     }
@@ -415,6 +460,16 @@ int runCommand(const DriverOptions &o) {
       std::cout << "result " << i << ": " << t.type().str() << "\n"
                 << backend::formatTensor(t) << "\n";
     }
+  if (o.timings && runner) {
+    const backend::jit::JitStats &s = runner->stats();
+    std::cerr << "jit: " << s.functions << " functions (" << s.compiled << " compiled, "
+              << s.cached << " from the cache), " << s.fusions << " fused loops, llvm="
+              << s.codegenMs << " ms; intermediates: peak " << s.peakIntermediateBytes
+              << " bytes (" << s.unsharedIntermediateBytes << " without reuse)";
+    for (auto &[d, bytes] : s.deviceIntermediateBytes)
+      std::cerr << ", " << c.placed->devices[size_t(d)].name << " " << bytes << " bytes";
+    std::cerr << "\n";
+  }
   return exitCode(c);
 }
 
@@ -454,7 +509,8 @@ int irCommand(const DriverOptions &o) {
     ir::printModule(*c.specialized, std::cout);
     return 0;
   }
-  if (!c.place(o.after))
+  bool jitStep = o.after == "canonicalize" || o.after == "fuse";
+  if (!c.place(jitStep ? "partition" : o.after) || (jitStep && !c.prepareForJit(o.after)))
     return 1;
   ir::printModule(*c.placed, std::cout);
   return exitCode(c);

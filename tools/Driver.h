@@ -14,7 +14,9 @@ struct DriverOptions {
   std::string entry;                   // empty: main
   std::vector<std::string> inputs;     // NAME=FILE or K=FILE
   std::string outDir;                  // --out
-  std::string backend = "interp";      // interp | jit
+  std::string backend = "jit";         // jit | interp
+  std::string cacheDir;                // --cache-dir: compiled objects on disk
+  int optLevel = 2;                    // --opt-level: LLVM's, 0..3
   std::string diagnostics = "text";    // text | json
   std::string after;                   // mdl ir --after PASS
   std::vector<std::string> printIrAfter;

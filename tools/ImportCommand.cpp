@@ -11,6 +11,7 @@
 #include "ir/passes/Verify.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -45,6 +46,10 @@ int importCommand(const DriverOptions &o) {
   ir::Location fileLoc;
   fileLoc.file = ir::internFile(o.file);
 
+  if (!dirOf(o.output).empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dirOf(o.output), ec); // errors surface on write
+  }
   std::string weightsName = stem(o.output) + ".safetensors";
   std::string weightsPath = dirOf(o.output) + weightsName;
   frontend::hlo::HloImportOptions ho;

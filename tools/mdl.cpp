@@ -20,7 +20,7 @@ void addCommon(CLI::App *cmd, DriverOptions &o) {
   cmd->add_option("--entry", o.entry, "the function to run or check (default: main)");
   cmd->add_option("--print-ir-after", o.printIrAfter,
                   "print the IR to stderr after a pass (lower, specialize, affinity, transfers, "
-                  "partition) or 'all'")
+                  "partition, canonicalize, fuse) or 'all'")
       ->delimiter(',');
   cmd->add_flag("--verify-each", o.verifyEach, "verify the IR after every pass");
   cmd->add_flag("--strict-placement", o.strictPlacement,
@@ -53,8 +53,13 @@ int main(int argc, char **argv) {
       });
   run->add_option("--out", o.outDir, "write result K to DIR/K.npy");
   run->add_option("--backend", o.backend,
-                  "execution backend: interp (the reference interpreter; the JIT is not built yet)")
-      ->check(CLI::IsMember({"interp"}));
+                  "execution backend: jit (native code through LLVM, the default) or interp "
+                  "(the reference interpreter)")
+      ->check(CLI::IsMember({"jit", "interp"}));
+  run->add_option("--cache-dir", o.cacheDir,
+                  "keep compiled functions in DIR and reuse them in later runs (jit)");
+  run->add_option("--opt-level", o.optLevel, "LLVM optimization level of the JIT, 0 to 3")
+      ->check(CLI::Range(0, 3));
   run->add_option("--repeat", o.repeat,
                   "run the entry N more times after the first and print min/median time per call")
       ->check(CLI::NonNegativeNumber);
@@ -74,8 +79,9 @@ int main(int argc, char **argv) {
   addCommon(ir, o);
   ir->add_option("--after", o.after,
                  "print the IR after this pass: lower (default), specialize, affinity, "
-                 "transfers, partition")
-      ->check(CLI::IsMember({"lower", "specialize", "affinity", "transfers", "partition"}));
+                 "transfers, partition, canonicalize, fuse (the last two prepare for the JIT)")
+      ->check(CLI::IsMember({"lower", "specialize", "affinity", "transfers", "partition",
+                             "canonicalize", "fuse"}));
 
   CLI::App *graph = app.add_subcommand(
       "graph", "draw the partitioned graph: one cluster per device, transfers highlighted");

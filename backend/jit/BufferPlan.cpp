@@ -117,9 +117,6 @@ bool isViewOp(OpKind k) {
   }
 }
 
-bool isTransferOp(OpKind k) {
-  return k == OpKind::Transfer || k == OpKind::To || k == OpKind::Reveal;
-}
 
 /// numpy's no-copy reshape: new strides for `to` over the same elements as
 /// (`from`, `strides`), or false when the elements are not evenly spaced.
@@ -171,6 +168,7 @@ public:
       : m_(m), f_(f), hostMemory_(hostMemory) {}
 
   FunctionPlan run() {
+    plan_.hostMemory = hostMemory_;
     number(*f_.body);
     for (size_t i = 0; i < f_.body->args.size(); ++i) {
       const Value *a = f_.body->args[i].get();
@@ -695,7 +693,7 @@ private:
         it.start = r.start == INT_MAX ? 0 : r.start;
         it.end = std::max(r.end, it.start);
         items.push_back(it);
-        plan_.unsharedBytes += r.bytes;
+        plan_.unsharedBytes += (std::max<int64_t>(r.bytes, 1) + 63) / 64 * 64;
       }
       plan_.arenaBytes[sp] = assignOffsets(items);
       for (size_t k = 0; k < ids.size(); ++k)

@@ -72,7 +72,14 @@ struct FunctionPlan {
   std::map<int, int64_t> arenaBytes;
   int64_t unsharedBytes = 0;
 
+  /// Per module device: whether its memory is host memory (as planned).
+  std::vector<bool> hostMemory;
+
   int rep(int root) const;
+  /// The memory space of values on module device `d` (-1: host memory).
+  int deviceSpace(int d) const {
+    return d >= 0 && size_t(d) < hostMemory.size() && !hostMemory[size_t(d)] ? d : -1;
+  }
   const ValueLoc &loc(const ir::Value *v) const { return locs.at(v); }
   const Root &rootOf(const ir::Value *v) const { return roots[size_t(rep(loc(v).root))]; }
 };

@@ -114,9 +114,6 @@ private:
     for (size_t a = rank - size_t(inner_); a < rank; ++a)
       rowShape[a] = 1;
     const Operation *y = region_.terminator();
-    for (Value *vv : std::vector<ir::Value *>(y->operands.begin(), y->operands.end())) {
-      (void)vv;
-    }
     for (ir::Value *v : y->operands) {
       std::vector<int64_t> s = v->type.sizes();
       if (s == dims_) {

@@ -13,6 +13,10 @@
 #include <omp.h>
 
 #include <array>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -185,7 +189,46 @@ Tensor wrap(const TensorType &t, void *p) {
   return Tensor(t, std::make_shared<Buffer>(p, size_t(t.byteSize()), nullptr));
 }
 
+// oneDNN generates its GEMM kernels on first use (tens of milliseconds):
+// a background thread does that while LLVM compiles, and the first matrix
+// product waits for it.
+std::mutex warmMutex;
+std::condition_variable warmDone;
+bool warmRunning = false;
+std::atomic<bool> warmPending{false};
+
+void waitForWarmup() {
+  if (!warmPending.load(std::memory_order_acquire))
+    return;
+  std::unique_lock<std::mutex> lock(warmMutex);
+  warmDone.wait(lock, [] { return !warmRunning; });
+  warmPending.store(false, std::memory_order_release);
+}
+
 } // namespace
+
+void startGemmWarmup() {
+  if (gemmChoice() != "dnnl")
+    return;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    {
+      std::lock_guard<std::mutex> lock(warmMutex);
+      warmRunning = true;
+    }
+    warmPending.store(true, std::memory_order_release);
+    std::thread([] {
+      omp_set_num_threads(1); // no second OpenMP team for this thread
+      std::vector<float> a(64 * 64, 1.f), c(64 * 64);
+      for (char ta : {'N', 'T'})
+        for (char tb : {'N', 'T'})
+          dnnl_sgemm(ta, tb, 64, 64, 64, 1.f, a.data(), 64, a.data(), 64, 0.f, c.data(), 64);
+      std::lock_guard<std::mutex> lock(warmMutex);
+      warmRunning = false;
+      warmDone.notify_all();
+    }).detach();
+  });
+}
 
 void setGemmLibrary(const std::string &name) { gemmChoice() = name; }
 const std::string &gemmLibrary() { return gemmChoice(); }
@@ -214,6 +257,7 @@ int32_t mdl_rt_kernel(RuntimeContext *ctx, const mdl::ir::Operation *op, void *c
 
 int32_t mdl_rt_matmul(RuntimeContext *, const int64_t *desc, const void *a, const void *b,
                       void *c) {
+  mdl::backend::jit::waitForWarmup();
   mdl::backend::jit::singleThreadedBlas();
   if (desc[0] == 0)
     mdl::backend::jit::matmul(desc, static_cast<const float *>(a), static_cast<const float *>(b),

@@ -61,6 +61,9 @@ struct SegmentHandle {
 /// "openblas"; $MDL_GEMM overrides it (for benchmarks).
 void setGemmLibrary(const std::string &name);
 const std::string &gemmLibrary();
+/// Has the GEMM library prepare its kernels on a background thread (the
+/// first matrix product waits for it); once per process.
+void startGemmWarmup();
 
 } // namespace mdl::backend::jit
 

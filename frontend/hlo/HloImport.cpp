@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -100,7 +101,12 @@ bool readAndTranslate(const char *data, size_t size, const std::string &name,
   bar.update(size);
   TranslateOptions to;
   to.weightsFile = out.weights ? out.weights->path() : opts.weightsOut;
-  to.elidedWeights = opts.elidedWeights;
+  // Absolute, so that a program written elsewhere (`mdl import -o`) finds it.
+  if (!opts.elidedWeights.empty()) {
+    std::error_code ec;
+    auto abs = std::filesystem::absolute(opts.elidedWeights, ec);
+    to.elidedWeights = ec ? opts.elidedWeights : abs.lexically_normal().string();
+  }
   to.fillElidedZeros = opts.fillElidedZeros;
   Translator t(m, fileId, to, diags);
   out.module = t.run();

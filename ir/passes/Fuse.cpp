@@ -46,7 +46,9 @@ public:
 
   int run() {
     for (size_t i = 0; i < ops_.size(); ++i) {
-      if (!isFusible(*ops_[i]))
+      // A reduction over leading axes has no loop nest of its own.
+      if (!isFusible(*ops_[i]) ||
+          !analyzeFusion({ops_[i]}, {ops_[i]->results[0].get()}))
         continue;
       parent_[i] = int(i);
       members_[i] = {int(i)};

@@ -13,7 +13,7 @@ status each one must have:
   E0601      rejected with E0601 diagnostics naming exactly these constructs
              (and no other error).
 
-  corpus_status.py --mdl BIN --corpus DIR [--heavy] [FILE ...]
+  corpus_status.py --mdl BIN --corpus DIR [--backend jit|interp] [--heavy] [FILE ...]
 Prints PASS/FAIL per file; exits 1 on any failure.
 """
 import argparse
@@ -27,6 +27,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hlo_util  # noqa: E402
 
+BACKEND = []  # set from --backend
 COLLECTIVES = {"all-reduce", "all-gather", "partition-id"}
 EXPECT = {
     "jax_argsort_sort_gather_bf16": "runs",
@@ -103,7 +104,7 @@ def rejected(mdl, path, want):
 def run_entry(mdl, path, extra, tmp, tag):
     args = hlo_util.entry_args(mdl, path, extra)
     rng = np.random.default_rng(0)
-    cmd = [mdl, "run", path, "--quiet", "--out", os.path.join(tmp, tag)] + extra
+    cmd = [mdl, "run", path, "--quiet", "--out", os.path.join(tmp, tag)] + extra + BACKEND
     for i, (dt, shape) in enumerate(args):
         f = os.path.join(tmp, "in%d.npy" % i)
         if not os.path.exists(f):
@@ -156,9 +157,13 @@ def main():
     ap.add_argument("--mdl", required=True)
     ap.add_argument("--corpus", required=True)
     ap.add_argument("--heavy", action="store_true", help="also run the heavy files")
+    ap.add_argument("--backend", help="mdl run --backend (default: mdl's default)")
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
-    names = [os.path.basename(f)[:-4] for f in a.files] or sorted(
+    if a.backend:
+        BACKEND.append("--backend=" + a.backend)
+    names = [os.path.basename(f)[:-4] if f.endswith(".hlo") else os.path.basename(f)
+             for f in a.files] or sorted(
         f[:-4] for f in os.listdir(a.corpus) if f.endswith(".hlo"))
     failed = 0
     for name in names:

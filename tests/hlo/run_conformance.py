@@ -4,7 +4,7 @@
 ../shared/conformance/run/NAME.expected, twice: running the .hlo directly,
 and importing it (`mdl import`) and running the written .mdl.
 
-  run_conformance.py --mdl BIN --conformance DIR [NAME.hlo ...]
+  run_conformance.py --mdl BIN --conformance DIR [--backend jit|interp] [NAME.hlo ...]
 
 Inputs come from NAME.inputs/ARG.npy (matched to the HLO parameters by
 name); the MLP reads its weights from the conformance suite's safetensors
@@ -78,14 +78,14 @@ def check(outdir, expected):
     return None
 
 
-def run_case(mdl, hlo, conformance):
+def run_case(mdl, hlo, conformance, backend):
     name = os.path.basename(hlo)[:-4]
     expected = os.path.join(conformance, "run", name + ".expected")
     with tempfile.TemporaryDirectory() as tmp:
         ins = inputs_for(name, conformance, tmp)
         args = ["--input=%d=%s" % (i, p) for i, p in enumerate(ins)]
         out1 = os.path.join(tmp, "hlo")
-        p = hlo_util.run([mdl, "run", hlo, "--quiet", "--out", out1] + args)
+        p = hlo_util.run([mdl, "run", hlo, "--quiet", "--out", out1] + args + backend)
         if p.returncode != 0:
             return "mdl run %s: exit %d\n%s" % (hlo, p.returncode, p.stderr)
         err = check(out1, expected)
@@ -97,7 +97,7 @@ def run_case(mdl, hlo, conformance):
         if p.returncode != 0:
             return "mdl import: exit %d\n%s" % (p.returncode, p.stderr)
         out2 = os.path.join(tmp, "mdl")
-        p = hlo_util.run([mdl, "run", mdlfile, "--quiet", "--out", out2] + args)
+        p = hlo_util.run([mdl, "run", mdlfile, "--quiet", "--out", out2] + args + backend)
         if p.returncode != 0:
             return "mdl run of the imported .mdl: exit %d\n%s\n%s" % (
                 p.returncode, p.stderr, open(mdlfile).read())
@@ -111,6 +111,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mdl", required=True)
     ap.add_argument("--conformance", required=True)
+    ap.add_argument("--backend", help="mdl run --backend (default: mdl's default)")
     ap.add_argument("cases", nargs="*")
     a = ap.parse_args()
     cases = a.cases or sorted(os.path.join(HERE, "conformance", f)
@@ -118,7 +119,8 @@ def main():
                               if f.endswith(".hlo"))
     failed = 0
     for hlo in cases:
-        err = run_case(a.mdl, hlo, a.conformance)
+        err = run_case(a.mdl, hlo, a.conformance,
+                       ["--backend=" + a.backend] if a.backend else [])
         name = os.path.basename(hlo)
         if err:
             failed += 1

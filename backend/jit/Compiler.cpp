@@ -1,0 +1,213 @@
+// Object compilation for the host and the compile cache (see Compiler.h).
+#include "backend/jit/Compiler.h"
+
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <unistd.h>
+
+namespace mdl::backend::jit {
+
+namespace {
+
+// glibc's AVX-512 (16 lanes, 'e') and AVX2 (8 lanes, 'd') vector math for
+// the functions the fused loops call; LLVM 19 knows only 4 and 8 lanes of
+// some of them.
+std::vector<llvm::VecDesc> libmvecWide() {
+  struct Fn {
+    const char *scalar, *intrinsic, *name;
+    bool binary;
+  };
+  static const Fn fns[] = {
+      {"expf", "llvm.exp.f32", "expf", false}, {"logf", "llvm.log.f32", "logf", false},
+      {"sinf", "llvm.sin.f32", "sinf", false}, {"cosf", "llvm.cos.f32", "cosf", false},
+      {"tanhf", "llvm.tanh.f32", "tanhf", false}, {"erff", nullptr, "erff", false},
+      {"powf", "llvm.pow.f32", "powf", true},
+  };
+  static std::vector<std::string> storage; // VecDesc holds StringRefs
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const Fn &f : fns) {
+      storage.push_back(std::string("_ZGVeN16") + (f.binary ? "vv_" : "v_") + f.name);
+      storage.push_back(std::string("_ZGVdN8") + (f.binary ? "vv_" : "v_") + f.name);
+    }
+  });
+  std::vector<llvm::VecDesc> out;
+  size_t k = 0;
+  for (const Fn &f : fns) {
+    const std::string &n16 = storage[k++], &n8 = storage[k++];
+    const char *abi16 = f.binary ? "_ZGV_LLVM_N16vv" : "_ZGV_LLVM_N16v";
+    const char *abi8 = f.binary ? "_ZGV_LLVM_N8vv" : "_ZGV_LLVM_N8v";
+    for (const char *scalar : {f.scalar, f.intrinsic}) {
+      if (!scalar)
+        continue;
+      out.emplace_back(scalar, n16, llvm::ElementCount::getFixed(16), false, abi16);
+      if (std::string(f.name) == "tanhf" || std::string(f.name) == "erff")
+        out.emplace_back(scalar, n8, llvm::ElementCount::getFixed(8), false, abi8);
+    }
+  }
+  // Doubles: 8 lanes.
+  static const char *const dfns[][2] = {{"exp", "_ZGVeN8v_exp"}, {"log", "_ZGVeN8v_log"},
+                                        {"sin", "_ZGVeN8v_sin"}, {"cos", "_ZGVeN8v_cos"},
+                                        {"tanh", "_ZGVeN8v_tanh"}, {"erf", "_ZGVeN8v_erf"}};
+  for (auto &d : dfns)
+    out.emplace_back(d[0], d[1], llvm::ElementCount::getFixed(8), false, "_ZGV_LLVM_N8v");
+  out.emplace_back("pow", "_ZGVeN8vv_pow", llvm::ElementCount::getFixed(8), false,
+                   "_ZGV_LLVM_N8vv");
+  return out;
+}
+
+llvm::OptimizationLevel level(int o) {
+  switch (o) {
+  case 0: return llvm::OptimizationLevel::O0;
+  case 1: return llvm::OptimizationLevel::O1;
+  case 3: return llvm::OptimizationLevel::O3;
+  default: return llvm::OptimizationLevel::O2;
+  }
+}
+
+} // namespace
+
+ObjectCompiler::ObjectCompiler(std::unique_ptr<llvm::TargetMachine> tm, int optLevel)
+    : tm_(std::move(tm)), layout_(tm_->createDataLayout()), optLevel_(optLevel) {
+  tlii_ = std::make_unique<llvm::TargetLibraryInfoImpl>(tm_->getTargetTriple());
+  tlii_->addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86,
+                                            tm_->getTargetTriple());
+  tlii_->addVectorizableFunctions(libmvecWide());
+  targetId_ = tm_->getTargetTriple().str() + "/" + tm_->getTargetCPU().str() + "/" +
+              tm_->getTargetFeatureString().str() + "/O" + std::to_string(optLevel);
+}
+
+ObjectCompiler::~ObjectCompiler() = default;
+
+llvm::Expected<std::unique_ptr<ObjectCompiler>> ObjectCompiler::create(int optLevel) {
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb)
+    return jtmb.takeError();
+  jtmb->setCodeGenOptLevel(optLevel == 0 ? llvm::CodeGenOptLevel::None
+                                         : llvm::CodeGenOptLevel::Default);
+  // Position-independent code reaches the runtime, the weights and the
+  // arenas through the GOT, wherever they are in the address space.
+  jtmb->setRelocationModel(llvm::Reloc::PIC_);
+  jtmb->setCodeModel(llvm::CodeModel::Small);
+  auto tm = jtmb->createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  return std::unique_ptr<ObjectCompiler>(new ObjectCompiler(std::move(*tm), optLevel));
+}
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> ObjectCompiler::compile(llvm::Module &m) {
+  auto T0 = std::chrono::steady_clock::now();
+  if (optLevel_ > 0) {
+    llvm::PipelineTuningOptions pto;
+    pto.LoopVectorization = true;
+    pto.SLPVectorization = true;
+    llvm::PassBuilder pb(tm_.get(), pto);
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    fam.registerPass([&] { return llvm::TargetLibraryAnalysis(*tlii_); });
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    auto Ta = std::chrono::steady_clock::now();
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level(optLevel_));
+    auto Tb = std::chrono::steady_clock::now();
+    mpm.run(m, mam);
+    if (getenv("MDL_JIT_TRACE"))
+      fprintf(stderr, "  setup %.2f ms, build %.2f ms, run %.2f ms\n",
+              std::chrono::duration<double, std::milli>(Ta - T0).count(),
+              std::chrono::duration<double, std::milli>(Tb - Ta).count(),
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Tb).count());
+  }
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager codegen;
+  codegen.add(new llvm::TargetLibraryInfoWrapperPass(*tlii_));
+  if (tm_->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the target cannot emit object files");
+  if (const char *dir = getenv("MDL_JIT_DUMP")) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(std::string(dir) + "/" + m.getModuleIdentifier() + ".ll", ec);
+    if (!ec)
+      m.print(os, nullptr);
+  }
+  auto T1 = std::chrono::steady_clock::now();
+  codegen.run(m);
+  if (getenv("MDL_JIT_TRACE"))
+    fprintf(stderr, "compile %s: opt %.2f ms, codegen %.2f ms, %zu functions\n", m.getModuleIdentifier().c_str(),
+            std::chrono::duration<double, std::milli>(T1 - T0).count(),
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - T1).count(), m.size());
+  return llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(buffer.data(), buffer.size()),
+                                              m.getModuleIdentifier());
+}
+
+namespace {
+std::mutex cacheMutex;
+std::map<uint64_t, std::string> &memoryCache() {
+  static std::map<uint64_t, std::string> objects;
+  return objects;
+}
+} // namespace
+
+std::string CompileCache::path(uint64_t key) const {
+  char name[32];
+  std::snprintf(name, sizeof name, "%016llx.o", static_cast<unsigned long long>(key));
+  return dir_ + "/" + name;
+}
+
+std::unique_ptr<llvm::MemoryBuffer> CompileCache::lookup(uint64_t key) {
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    auto it = memoryCache().find(key);
+    if (it != memoryCache().end()) {
+      ++memoryHits;
+      return llvm::MemoryBuffer::getMemBufferCopy(it->second, "cached");
+    }
+  }
+  if (dir_.empty())
+    return nullptr;
+  auto buf = llvm::MemoryBuffer::getFile(path(key), /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
+  if (!buf)
+    return nullptr;
+  ++diskHits;
+  std::lock_guard<std::mutex> lock(cacheMutex);
+  memoryCache()[key] = (*buf)->getBuffer().str();
+  return std::move(*buf);
+}
+
+void CompileCache::store(uint64_t key, llvm::StringRef object) {
+  {
+    std::lock_guard<std::mutex> lock(cacheMutex);
+    memoryCache()[key] = object.str();
+  }
+  if (dir_.empty())
+    return;
+  // Written beside, then renamed: a concurrent reader never sees half a file.
+  std::string final = path(key), tmp = final + ".tmp" + std::to_string(::getpid());
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (ec)
+      return;
+    os << object;
+  }
+  if (llvm::sys::fs::rename(tmp, final))
+    llvm::sys::fs::remove(tmp);
+}
+
+} // namespace mdl::backend::jit

@@ -1,0 +1,71 @@
+// Internal to the JIT: LLVM IR to object files for the host CPU, and the
+// cache of compiled objects.
+//
+// ObjectCompiler optimizes a module at O2 for the host CPU (AVX-512 where
+// the machine has it), with glibc's libmvec registered as the vector form
+// of expf, tanhf, erff, logf, sinf, cosf and powf (LLVM 19's own libmvec
+// table has no 16-lane entries), and emits an object file.
+//
+// CompileCache keeps objects by a 64-bit key (a hash of the function's IR
+// and of everything else that shapes its code): in memory for the process,
+// and as DIR/KEY.o when a cache directory is given.
+#pragma once
+
+#include <llvm/ADT/StringRef.h>
+#include <llvm/IR/DataLayout.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Triple.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace llvm {
+class TargetLibraryInfoImpl;
+}
+
+namespace mdl::backend::jit {
+
+class ObjectCompiler {
+public:
+  static llvm::Expected<std::unique_ptr<ObjectCompiler>> create(int optLevel);
+  ~ObjectCompiler();
+
+  /// Optimizes `m` (which must use dataLayout() and triple()) and returns its
+  /// object file.
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> compile(llvm::Module &m);
+
+  const llvm::DataLayout &dataLayout() const { return layout_; }
+  const llvm::Triple &triple() const { return tm_->getTargetTriple(); }
+  /// CPU, features and optimization level: part of every cache key.
+  const std::string &targetId() const { return targetId_; }
+
+private:
+  ObjectCompiler(std::unique_ptr<llvm::TargetMachine> tm, int optLevel);
+  std::unique_ptr<llvm::TargetMachine> tm_;
+  std::unique_ptr<llvm::TargetLibraryInfoImpl> tlii_;
+  llvm::DataLayout layout_;
+  int optLevel_;
+  std::string targetId_;
+};
+
+class CompileCache {
+public:
+  /// `dir` empty: memory only.
+  explicit CompileCache(std::string dir) : dir_(std::move(dir)) {}
+
+  /// The object stored under `key`, or null.
+  std::unique_ptr<llvm::MemoryBuffer> lookup(uint64_t key);
+  void store(uint64_t key, llvm::StringRef object);
+
+  int memoryHits = 0, diskHits = 0;
+
+private:
+  std::string path(uint64_t key) const;
+  std::string dir_;
+};
+
+} // namespace mdl::backend::jit

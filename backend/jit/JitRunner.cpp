@@ -1,0 +1,555 @@
+// The JIT backend (see JitRunner.h).
+#include "backend/jit/JitRunner.h"
+#include "backend/interp/Interpreter.h"
+#include "backend/jit/BufferPlan.h"
+#include "backend/jit/Codegen.h"
+#include "backend/jit/Compiler.h"
+#include "backend/jit/Runtime.h"
+#include "ir/Printer.h"
+#include "ir/passes/Fuse.h"
+#include "stdlib/Registry.h"
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Support/CommandLine.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/thread.h>
+#include <llvm/Support/xxhash.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <cstdlib>
+#include <mutex>
+#include <omp.h>
+#include <sstream>
+
+namespace mdl::backend::jit {
+
+using namespace ir;
+
+namespace {
+
+/// Changes whenever generated code changes meaning: part of every cache key.
+constexpr const char *kCodegenVersion = "mdl-jit-1";
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// The segment's IR text for a device: its region as function @segment,
+// with fusions spliced back into plain operations and no devices.
+std::string segmentText(const Operation &seg) {
+  Module m;
+  auto f = std::make_unique<Function>();
+  f->name = "segment";
+  f->loc = seg.loc;
+  ValueMap map;
+  cloneRegionInto(*seg.regions[0], *f->body, map);
+  passes::unfuse(*f->body);
+  for (auto &a : f->body->args)
+    a->device = -1;
+  walk(*f->body, [](Operation &op) {
+    op.device = -1;
+    op.placement = PlacementKind::None;
+    for (auto &r : op.results)
+      r->device = -1;
+  });
+  Operation *y = f->body->terminator();
+  for (Value *v : y->operands)
+    f->resultTypes.push_back(v->type);
+  y->kind = OpKind::Return;
+  m.addFunction(std::move(f));
+  return printModule(m);
+}
+
+// Every global's value, computed by the reference interpreter on a module
+// holding only the globals (initializers run once, weights are mapped).
+bool materializeGlobals(const Module &m, DiagnosticEngine &diags, std::ostream &out,
+                        std::vector<Tensor> &values) {
+  values.assign(m.globals.size(), Tensor());
+  if (m.globals.empty())
+    return true;
+  Module tmp;
+  tmp.devices = m.devices;
+  for (const Global &g : m.globals) {
+    Global c;
+    c.name = g.name;
+    c.isParam = g.isParam;
+    c.type = g.type;
+    c.pinnedDevice = g.pinnedDevice;
+    c.loc = g.loc;
+    c.init = std::make_unique<Region>();
+    ValueMap map;
+    cloneRegionInto(*g.init, *c.init, map);
+    tmp.globals.push_back(std::move(c));
+  }
+  // Initializers may apply functions (an HLO reduce's reducer): they come
+  // along, with their fusions spliced back for the interpreter.
+  bool appliesFunctions = false;
+  for (const Global &g : m.globals)
+    walk(*g.init, [&](const Operation &op) {
+      for (const std::string &a : stdlib::functionAttrs(op.kind))
+        appliesFunctions |= op.attr(a) != nullptr;
+    });
+  for (size_t i = 0; appliesFunctions && i < m.functions.size(); ++i) {
+    const Function &src = *m.functions[i];
+    auto f = std::make_unique<Function>();
+    f->name = src.name;
+    f->symbols = src.symbols;
+    f->resultTypes = src.resultTypes;
+    f->resultDevices = src.resultDevices;
+    f->loc = src.loc;
+    ValueMap map;
+    cloneRegionInto(*src.body, *f->body, map);
+    passes::unfuse(*f->body);
+    tmp.addFunction(std::move(f));
+  }
+  for (size_t i = 0; i < m.globals.size(); ++i) {
+    auto f = std::make_unique<Function>();
+    f->name = "global." + std::to_string(i);
+    auto read = std::make_unique<Operation>(OpKind::Global, m.globals[i].loc);
+    read->setAttr("name", Attribute::symbol(m.globals[i].name));
+    Value *v = read->addResult(m.globals[i].type);
+    f->body->push(std::move(read));
+    auto ret = std::make_unique<Operation>(OpKind::Return, m.globals[i].loc);
+    ret->operands = {v};
+    f->body->push(std::move(ret));
+    f->resultTypes = {m.globals[i].type};
+    tmp.addFunction(std::move(f));
+  }
+  Interpreter interp(tmp, diags, out, nullptr);
+  for (size_t i = 0; i < m.globals.size(); ++i) {
+    auto r = interp.call("global." + std::to_string(i), {});
+    if (!r)
+      return false;
+    values[i] = (*r)[0];
+  }
+  return true;
+}
+
+} // namespace
+
+void initializeJit() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    // LLVM's own options, for investigating the JIT (-time-passes, ...).
+    if (const char *args = std::getenv("MDL_LLVM_ARGS")) {
+      std::vector<std::string> words = {"mdl"};
+      std::istringstream in(args);
+      for (std::string w; in >> w;)
+        words.push_back(w);
+      std::vector<const char *> argv;
+      for (auto &w : words)
+        argv.push_back(w.c_str());
+      llvm::cl::ParseCommandLineOptions(int(argv.size()), argv.data());
+    }
+  });
+}
+
+struct JitRunner::Impl {
+  Impl(const Module &m, DeviceSet &devices, DiagnosticEngine &diags, std::ostream &out,
+       JitOptions opts)
+      : m(m), devices(devices), diags(diags), out(out), opts(std::move(opts)),
+        cache(this->opts.cacheDir) {}
+
+  const Module &m;
+  DeviceSet &devices;
+  DiagnosticEngine &diags;
+  std::ostream &out;
+  JitOptions opts;
+  CompileCache cache;
+  RuntimeContext ctx;
+  std::unique_ptr<ObjectCompiler> compiler;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::vector<bool> hostMemory;
+  std::vector<FunctionPlan> plans;
+  std::vector<Tensor> globals;
+  std::vector<std::shared_ptr<void>> memory; // arenas and device copies of globals
+  std::vector<std::unique_ptr<SegmentHandle>> segments;
+  std::map<std::string, int32_t (*)(void **, void **)> entries;
+  JitStats stats;
+  bool compiled = false, loaded = false;
+
+  bool internal(const std::string &what) {
+    diags.error("E0900", {}, "internal error in the JIT: " + what + " (please report this)");
+    return false;
+  }
+  bool internal(llvm::Error e) { return internal(llvm::toString(std::move(e))); }
+
+  int space(int device) const {
+    return device >= 0 && size_t(device) < hostMemory.size() && !hostMemory[size_t(device)]
+               ? device
+               : -1;
+  }
+
+  void releaseSegments() {
+    for (auto &s : segments)
+      if (s->segment) {
+        DeviceRuntime &rt = devices.runtime(s->device);
+        rt.iface->release_segment(rt.dev, s->segment);
+      }
+    segments.clear();
+  }
+
+  bool compile();
+  bool load();
+  std::optional<std::vector<Tensor>> call(const std::string &name, const std::vector<Tensor> &args);
+  std::shared_ptr<void> allocate(int space, int64_t bytes);
+};
+
+bool JitRunner::Impl::compile() {
+  if (compiled)
+    return true;
+  initializeJit();
+  hostMemory.assign(m.devices.size(), true);
+  for (size_t d = 0; d < m.devices.size(); ++d)
+    if (devices.isOpen(int(d)))
+      hostMemory[d] = devices.runtime(int(d)).iface->host_memory != 0;
+  ctx.module = &m;
+  ctx.devices = &devices;
+  ctx.diags = &diags;
+  ctx.out = &out;
+  ctx.call = [this](const std::string &fn, const std::vector<Tensor> &args,
+                    std::vector<Tensor> &results) -> std::optional<std::string> {
+    auto r = call(fn, args);
+    if (!r)
+      return "call of @" + fn + " failed";
+    results = std::move(*r);
+    return std::nullopt;
+  };
+
+  bool products = false;
+  for (auto &f : m.functions)
+    walk(*f->body, [&](const Operation &op) { products |= op.kind == OpKind::Matmul; });
+  if (products)
+    startGemmWarmup();
+  auto comp = ObjectCompiler::create(opts.optLevel);
+  if (!comp)
+    return internal(comp.takeError());
+  compiler = std::move(*comp);
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb)
+    return internal(jtmb.takeError());
+  auto j = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+  if (!j)
+    return internal(j.takeError());
+  jit = std::move(*j);
+  char prefix = jit->getDataLayout().getGlobalPrefix();
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix);
+  if (!process)
+    return internal(process.takeError());
+  jit->getMainJITDylib().addGenerator(std::move(*process));
+  // glibc's vector math (the wide forms of expf, tanhf, ...).
+  if (auto mvec = llvm::orc::DynamicLibrarySearchGenerator::Load("libmvec.so.1", prefix))
+    jit->getMainJITDylib().addGenerator(std::move(*mvec));
+  else
+    llvm::consumeError(mvec.takeError());
+
+  std::string bits;
+  for (bool h : hostMemory)
+    bits += h ? 'h' : 'd';
+  PrintOptions po;
+  po.locations = false;
+  // Plans and cache keys first (cheap), then the functions that miss the
+  // cache are compiled on all cores, each worker with its own
+  // TargetMachine and each function in its own LLVMContext.
+  size_t n = m.functions.size();
+  std::vector<uint64_t> keys(n);
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects(n);
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < n; ++i) {
+    const Function &f = *m.functions[i];
+    plans.push_back(planBuffers(m, f, hostMemory));
+    const FunctionPlan &plan = plans.back();
+    ++stats.functions;
+    stats.peakIntermediateBytes += plan.arenaBytes.count(-1) ? plan.arenaBytes.at(-1) : 0;
+    stats.unsharedIntermediateBytes += plan.unsharedBytes;
+    for (auto &[sp, bytes] : plan.arenaBytes)
+      if (sp >= 0)
+        stats.deviceIntermediateBytes[sp] += bytes;
+    walk(*f.body, [&](const Operation &op) {
+      if (op.kind == OpKind::Fusion)
+        ++stats.fusions;
+    });
+    std::ostringstream text;
+    printFunction(m, f, text, po);
+    std::string keyText = std::string(kCodegenVersion) + "\n" + compiler->targetId() + "\n" +
+                          bits + "\n" + text.str();
+    keys[i] = llvm::xxh3_64bits(llvm::StringRef(keyText));
+    objects[i] = cache.lookup(keys[i]);
+    if (objects[i])
+      ++stats.cached;
+    else
+      todo.push_back(i);
+  }
+  if (!todo.empty()) {
+    auto t0 = Clock::now();
+    std::vector<std::string> errors(n);
+    std::atomic<size_t> next{0};
+    auto work = [&](ObjectCompiler *oc) {
+      for (size_t k; (k = next++) < todo.size();) {
+        size_t i = todo[k];
+        llvm::LLVMContext context;
+        llvm::Module mod(m.functions[i]->name, context);
+        mod.setDataLayout(oc->dataLayout());
+        mod.setTargetTriple(oc->triple().str());
+        if (!emitFunction(mod, m, *m.functions[i], plans[i], errors[i]))
+          continue;
+        auto o = oc->compile(mod);
+        if (!o)
+          errors[i] = llvm::toString(o.takeError());
+        else
+          objects[i] = std::move(*o);
+      }
+    };
+    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    size_t workers = std::min<size_t>(todo.size(), std::min(cores, 8u));
+    std::vector<std::unique_ptr<ObjectCompiler>> extra;
+    std::vector<llvm::thread> threads;
+    for (size_t w = 1; w < workers; ++w) {
+      auto oc = ObjectCompiler::create(opts.optLevel);
+      if (!oc) {
+        llvm::consumeError(oc.takeError());
+        break;
+      }
+      extra.push_back(std::move(*oc));
+      ObjectCompiler *p = extra.back().get();
+      // Code generation recurses over large functions: a large stack.
+      threads.emplace_back(std::optional<unsigned>(256u << 20), [&work, p] { work(p); });
+    }
+    work(compiler.get());
+    for (auto &t : threads)
+      t.join();
+    for (size_t i : todo) {
+      if (!objects[i])
+        return internal(errors[i].empty() ? "no object for '" + m.functions[i]->name + "'"
+                                          : errors[i]);
+      cache.store(keys[i], objects[i]->getBuffer());
+      ++stats.compiled;
+    }
+    stats.codegenMs += msSince(t0);
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (auto e = jit->addObjectFile(std::move(objects[i])))
+      return internal(std::move(e));
+  compiled = true;
+  return true;
+}
+
+std::shared_ptr<void> JitRunner::Impl::allocate(int sp, int64_t bytes) {
+  size_t size = size_t((std::max<int64_t>(bytes, 1) + 63) / 64 * 64);
+  if (sp < 0) {
+    void *p = std::aligned_alloc(64, size);
+    return p ? std::shared_ptr<void>(p, [](void *q) { std::free(q); }) : nullptr;
+  }
+  DeviceRuntime &rt = devices.runtime(sp);
+  void *p = rt.iface->alloc(rt.dev, size);
+  const mdl_device_interface *iface = rt.iface;
+  mdl_device *dev = rt.dev;
+  return p ? std::shared_ptr<void>(p, [iface, dev](void *q) { iface->release_memory(dev, q); })
+           : nullptr;
+}
+
+bool JitRunner::Impl::load() {
+  if (loaded)
+    return true;
+  if (!compile())
+    return false;
+  auto t0 = Clock::now();
+  if (!materializeGlobals(m, diags, out, globals))
+    return false;
+  for (const Device &d : m.devices)
+    if (d.kind == DeviceKind::Cpu && d.intArg("threads", 0) > 0)
+      omp_set_num_threads(int(d.intArg("threads", 0)));
+
+  std::map<std::string, const void *> symbols;
+  symbols[kContextSymbol] = &ctx;
+  symbols["mdl_rt_kernel"] = reinterpret_cast<const void *>(&mdl_rt_kernel);
+  symbols["mdl_rt_matmul"] = reinterpret_cast<const void *>(&mdl_rt_matmul);
+  symbols["mdl_rt_parallel_for"] = reinterpret_cast<const void *>(&mdl_rt_parallel_for);
+  symbols["mdl_rt_copy"] = reinterpret_cast<const void *>(&mdl_rt_copy);
+  symbols["mdl_rt_strided_copy"] = reinterpret_cast<const void *>(&mdl_rt_strided_copy);
+  symbols["mdl_rt_segment"] = reinterpret_cast<const void *>(&mdl_rt_segment);
+  symbols["mdl_rt_print"] = reinterpret_cast<const void *>(&mdl_rt_print);
+  std::map<std::pair<int, int>, const void *> globalOn; // (global, space)
+  for (size_t fi = 0; fi < m.functions.size(); ++fi) {
+    const Function &f = *m.functions[fi];
+    const FunctionPlan &plan = plans[fi];
+    for (auto &[sp, bytes] : plan.arenaBytes) {
+      std::shared_ptr<void> arena = allocate(sp, bytes);
+      if (!arena) {
+        diags.error("E0404", f.loc,
+                    "out of memory: cannot allocate " + std::to_string(bytes) +
+                        " bytes of intermediates for '" + f.name + "'" +
+                        (sp >= 0 ? " on '" + m.devices[size_t(sp)].name + "'" : ""));
+        return false;
+      }
+      symbols[arenaSymbol(f.name, sp)] = arena.get();
+      memory.push_back(arena);
+    }
+    for (size_t n = 0; n < plan.handles.size(); ++n) {
+      const Operation *op = plan.handles[n];
+      const void *addr = op;
+      if (op->kind == OpKind::Segment) {
+        auto h = std::make_unique<SegmentHandle>();
+        h->op = op;
+        h->device = op->device;
+        DeviceRuntime &rt = devices.runtime(op->device);
+        h->segment = rt.iface->prepare(rt.dev, segmentText(*op).c_str());
+        if (!h->segment) {
+          diags.error("E0403", op->loc, "device '" + m.devices[size_t(op->device)].name +
+                                            "' cannot run this segment: " +
+                                            rt.iface->last_error(rt.dev));
+          return false;
+        }
+        addr = h.get();
+        segments.push_back(std::move(h));
+      }
+      symbols[handleSymbol(f.name, int(n))] = addr;
+    }
+    for (const Root &r : plan.roots) {
+      if (r.kind != Root::Kind::Global)
+        continue;
+      std::string name = r.source->stringAttr("name");
+      int g = m.findGlobal(name);
+      auto key = std::make_pair(g, r.space);
+      if (!globalOn.count(key)) {
+        const Tensor &host = globals[size_t(g)];
+        if (r.space < 0) {
+          globalOn[key] = host.raw();
+        } else {
+          std::shared_ptr<void> copy = allocate(r.space, int64_t(host.byteSize()));
+          DeviceRuntime &rt = devices.runtime(r.space);
+          if (!copy || rt.iface->copy_in(rt.dev, copy.get(), host.raw(), host.byteSize()) != 0) {
+            diags.error("E0403", r.source->loc, "copying '" + name + "' to '" +
+                                                    m.devices[size_t(r.space)].name +
+                                                    "' failed: " + rt.iface->last_error(rt.dev));
+            return false;
+          }
+          globalOn[key] = copy.get();
+          memory.push_back(copy);
+        }
+      }
+      symbols[globalSymbol(name, r.space)] = globalOn[key];
+    }
+  }
+  llvm::orc::SymbolMap map;
+  for (auto &[name, addr] : symbols)
+    map[jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
+                                       llvm::JITSymbolFlags::Exported};
+  if (auto e = jit->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(map))))
+    return internal(std::move(e));
+  // Link now: every function, in one lookup (one linking session).
+  llvm::orc::SymbolLookupSet names;
+  for (auto &f : m.functions)
+    names.add(jit->mangleAndIntern(functionSymbol(f->name)));
+  auto found = jit->getExecutionSession().lookup(
+      llvm::orc::makeJITDylibSearchOrder(&jit->getMainJITDylib()), std::move(names));
+  if (!found)
+    return internal(found.takeError());
+  for (auto &f : m.functions)
+    entries[f->name] = (*found)[jit->mangleAndIntern(functionSymbol(f->name))]
+                           .getAddress()
+                           .toPtr<int32_t (*)(void **, void **)>();
+  stats.linkMs += msSince(t0);
+  loaded = true;
+  return true;
+}
+
+std::optional<std::vector<Tensor>> JitRunner::Impl::call(const std::string &name,
+                                                         const std::vector<Tensor> &args) {
+  if (!load())
+    return std::nullopt;
+  const Function *f = m.findFunction(name);
+  if (!f) {
+    diags.error("E0101", {}, "no function '" + name + "'");
+    return std::nullopt;
+  }
+  auto it = entries.find(name);
+  if (it == entries.end()) {
+    auto t0 = Clock::now();
+    auto addr = jit->lookup(functionSymbol(name));
+    if (!addr) {
+      internal(addr.takeError());
+      return std::nullopt;
+    }
+    stats.linkMs += msSince(t0);
+    it = entries.emplace(name, addr->toPtr<int32_t (*)(void **, void **)>()).first;
+  }
+  std::vector<void *> argPtrs, resultPtrs;
+  std::vector<std::shared_ptr<void>> keep;
+  for (size_t i = 0; i < args.size(); ++i) {
+    int d = i < f->body->args.size() ? f->body->args[i]->device : -1;
+    int sp = space(d);
+    if (sp < 0) {
+      argPtrs.push_back(args[i].raw());
+      continue;
+    }
+    std::shared_ptr<void> buf = allocate(sp, int64_t(args[i].byteSize()));
+    DeviceRuntime &rt = devices.runtime(sp);
+    if (!buf || rt.iface->copy_in(rt.dev, buf.get(), args[i].raw(), args[i].byteSize()) != 0) {
+      diags.error("E0403", f->loc, "copying an argument to '" + m.devices[size_t(sp)].name +
+                                       "' failed: " + rt.iface->last_error(rt.dev));
+      return std::nullopt;
+    }
+    argPtrs.push_back(buf.get());
+    keep.push_back(buf);
+  }
+  std::vector<Tensor> results;
+  std::vector<int> resultSpace;
+  for (size_t i = 0; i < f->resultTypes.size(); ++i) {
+    const TensorType &t = f->resultTypes[i];
+    int sp = space(i < f->resultDevices.size() ? f->resultDevices[i] : -1);
+    resultSpace.push_back(sp);
+    Tensor host = Tensor::empty(t);
+    if (!host.valid()) {
+      diags.error("E0404", f->loc, "out of memory: cannot allocate a result " + t.str());
+      return std::nullopt;
+    }
+    results.push_back(host);
+    if (sp < 0) {
+      resultPtrs.push_back(host.raw());
+    } else {
+      std::shared_ptr<void> buf = allocate(sp, t.byteSize());
+      if (!buf) {
+        diags.error("E0404", f->loc, "device '" + m.devices[size_t(sp)].name + "' is out of memory");
+        return std::nullopt;
+      }
+      resultPtrs.push_back(buf.get());
+      keep.push_back(buf);
+    }
+  }
+  if (it->second(argPtrs.data(), resultPtrs.data()) != 0)
+    return std::nullopt;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (resultSpace[i] < 0)
+      continue;
+    if (mdl_rt_copy(&ctx, -1, results[i].raw(), resultSpace[i], resultPtrs[i],
+                    int64_t(results[i].byteSize())) != 0)
+      return std::nullopt;
+  }
+  return results;
+}
+
+JitRunner::JitRunner(const Module &m, DeviceSet &devices, DiagnosticEngine &diags,
+                     std::ostream &out, JitOptions opts)
+    : impl_(std::make_unique<Impl>(m, devices, diags, out, std::move(opts))) {}
+
+JitRunner::~JitRunner() {
+  if (impl_)
+    impl_->releaseSegments();
+}
+
+bool JitRunner::compile() { return impl_->compile(); }
+bool JitRunner::load() { return impl_->load(); }
+std::optional<std::vector<Tensor>> JitRunner::call(const std::string &fn,
+                                                   const std::vector<Tensor> &args) {
+  return impl_->call(fn, args);
+}
+const JitStats &JitRunner::stats() const { return impl_->stats; }
+
+} // namespace mdl::backend::jit

@@ -1,0 +1,78 @@
+// The JIT backend: compiles each function instance of a partitioned (and
+// fused) module into native host code with LLVM ORC, then runs it.
+//
+// compile() builds one LLVM module per function instance (the host program
+// plus the loop kernels of its fusions), optimizes it for the host CPU and
+// adds the object to the JIT; objects are looked up first in the compile
+// cache (memory, and DIR/KEY.o with a cache directory), keyed by a hash of
+// the function's IR, the devices' memory kinds and the target. load()
+// materializes the globals, allocates each function's arenas (the buffer
+// plan, BufferPlan.h), prepares the segments of devices that are not host
+// memory, and defines the per-run symbols the objects refer to. call() runs
+// a function like Interpreter::call: arguments and results in host memory.
+#pragma once
+
+#include "backend/runtime/Devices.h"
+#include "backend/runtime/Tensor.h"
+#include "ir/Diagnostics.h"
+#include "ir/IR.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace mdl::backend::jit {
+
+struct JitOptions {
+  std::string cacheDir; // empty: the in-memory cache only
+  int optLevel = 2;     // LLVM optimization level, 0..3
+};
+
+struct JitStats {
+  double codegenMs = 0;  // LLVM IR generation, optimization, object emission
+  double linkMs = 0;     // linking objects and resolving symbols
+  int functions = 0;     // function instances
+  int compiled = 0;      // ... compiled now
+  int cached = 0;        // ... taken from the cache (memory or disk)
+  int fusions = 0;       // loop kernels generated
+  /// Host arena bytes of all function instances (intermediates after
+  /// sharing), and what they would take without sharing.
+  int64_t peakIntermediateBytes = 0;
+  int64_t unsharedIntermediateBytes = 0;
+  /// Device arena bytes, per module device.
+  std::map<int, int64_t> deviceIntermediateBytes;
+};
+
+class JitRunner {
+public:
+  /// `m` (partitioned, canonicalized and fused) and `devices` must outlive
+  /// the runner; `out` receives the output of `print`.
+  JitRunner(const ir::Module &m, DeviceSet &devices, ir::DiagnosticEngine &diags,
+            std::ostream &out, JitOptions opts = {});
+  ~JitRunner();
+  JitRunner(const JitRunner &) = delete;
+  JitRunner &operator=(const JitRunner &) = delete;
+
+  /// Compiles every function instance (or takes it from the cache).
+  /// Reports E0900 and returns false if LLVM fails.
+  bool compile();
+  /// Loads globals and weights (E0401), allocates arenas, links.
+  bool load();
+  /// Calls a function; results come back in host memory. nullopt after a
+  /// run-time error was reported.
+  std::optional<std::vector<Tensor>> call(const std::string &fn, const std::vector<Tensor> &args);
+
+  const JitStats &stats() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Reads `mdl_jit`'s one-time LLVM setup (native target); safe to call often.
+void initializeJit();
+
+} // namespace mdl::backend::jit

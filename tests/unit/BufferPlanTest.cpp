@@ -1,0 +1,223 @@
+// Buffer planning for the JIT (backend/jit/BufferPlan.h): offset assignment,
+// sharing of arena slots by liveness, views instead of copies, and values
+// computed straight into their destinations.
+#include "TestSupport.h"
+
+#include "backend/jit/BufferPlan.h"
+#include "ir/passes/Affinity.h"
+#include "ir/passes/Canonicalize.h"
+#include "ir/passes/Fuse.h"
+#include "ir/passes/InsertTransfers.h"
+#include "ir/passes/Partition.h"
+#include "ir/passes/Specialize.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace mdl {
+namespace {
+
+using backend::jit::FunctionPlan;
+using backend::jit::PlanInterval;
+using backend::jit::Root;
+using namespace ir;
+
+bool overlap(const PlanInterval &a, const PlanInterval &b) {
+  bool time = a.start <= b.end && b.start <= a.end;
+  bool space = a.offset < b.offset + b.bytes && b.offset < a.offset + a.bytes;
+  return time && space;
+}
+
+TEST(AssignOffsetsTest, DisjointLifetimesShare) {
+  std::vector<PlanInterval> v = {{1000, 0, 1}, {1000, 2, 3}, {1000, 4, 5}};
+  EXPECT_EQ(backend::jit::assignOffsets(v), 1024);
+  for (const PlanInterval &i : v)
+    EXPECT_EQ(i.offset, 0);
+}
+
+TEST(AssignOffsetsTest, OverlappingLifetimesDoNot) {
+  std::vector<PlanInterval> v = {{100, 0, 4}, {200, 2, 6}, {50, 5, 8}};
+  int64_t total = backend::jit::assignOffsets(v);
+  EXPECT_FALSE(overlap(v[0], v[1]));
+  EXPECT_FALSE(overlap(v[1], v[2]));
+  // v[0] and v[2] are never live together: v[2] reuses v[0]'s place.
+  EXPECT_EQ(v[2].offset, v[0].offset);
+  EXPECT_EQ(total, 256 + 128);
+  for (const PlanInterval &i : v)
+    EXPECT_EQ(i.offset % 64, 0);
+}
+
+TEST(AssignOffsetsTest, RandomIntervalsNeverCollide) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<PlanInterval> v;
+    for (int i = 0; i < 60; ++i) {
+      int s = int(rng() % 100);
+      v.push_back({int64_t(1 + rng() % 5000), s, s + int(rng() % 20)});
+    }
+    int64_t total = backend::jit::assignOffsets(v);
+    int64_t peakLive = 0;
+    for (int t = 0; t < 120; ++t) {
+      int64_t live = 0;
+      for (const PlanInterval &i : v)
+        live += i.start <= t && t <= i.end ? i.bytes : 0;
+      peakLive = std::max(peakLive, live);
+    }
+    EXPECT_GE(total, peakLive);
+    for (size_t a = 0; a < v.size(); ++a) {
+      EXPECT_LE(v[a].offset + v[a].bytes, total);
+      for (size_t b = a + 1; b < v.size(); ++b)
+        EXPECT_FALSE(overlap(v[a], v[b])) << "round " << round << ": " << a << " and " << b;
+    }
+  }
+}
+
+/// A program through the JIT's pipeline, planned.
+struct Planned {
+  std::unique_ptr<test::Compiled> compiled;
+  std::unique_ptr<Module> module;
+  const Function *main = nullptr;
+  FunctionPlan plan;
+
+  /// The results of operations of kind `k` in `main`, in walk order.
+  std::vector<const Value *> results(OpKind k) const {
+    std::vector<const Value *> out;
+    walk(*main->body, [&](const Operation &op) {
+      if (op.kind == k)
+        out.push_back(op.results[0].get());
+    });
+    return out;
+  }
+  const Root &root(const Value *v) const { return plan.rootOf(v); }
+};
+
+Planned plan(const std::string &text) {
+  Planned p;
+  p.compiled = test::compileText(text);
+  EXPECT_TRUE(p.compiled->module) << "does not compile";
+  ir::DiagnosticEngine diags;
+  auto specialized = passes::specialize(*p.compiled->module, {}, diags);
+  p.module = passes::affinity(*specialized, {}, diags);
+  passes::insertTransfers(*p.module, diags);
+  passes::partition(*p.module);
+  passes::canonicalize(*p.module);
+  passes::fuse(*p.module);
+  p.main = p.module->findFunction("main");
+  p.plan = backend::jit::planBuffers(*p.module, *p.main,
+                                     std::vector<bool>(p.module->devices.size(), true));
+  return p;
+}
+
+TEST(BufferPlanTest, DeadIntermediatesShareMemory) {
+  Planned p = plan(R"(
+fn main(x: f32[64, 64], w: f32[64, 64]) -> f32[64, 64] {
+  return x @ w @ w @ w @ w
+})");
+  std::vector<const Value *> mm = p.results(OpKind::Matmul);
+  ASSERT_EQ(mm.size(), 4u);
+  // t1 is dead once t2 exists, so t3 can take its place; t4 is returned and
+  // is computed in the caller's buffer.
+  EXPECT_EQ(p.root(mm[0]).kind, Root::Kind::Arena);
+  EXPECT_EQ(p.root(mm[0]).offset, p.root(mm[2]).offset);
+  EXPECT_NE(p.root(mm[0]).offset, p.root(mm[1]).offset);
+  EXPECT_EQ(p.root(mm[3]).kind, Root::Kind::Result);
+  EXPECT_EQ(p.plan.arenaBytes.at(-1), 2 * 64 * 64 * 4);
+  EXPECT_EQ(p.plan.unsharedBytes, 3 * 64 * 64 * 4);
+}
+
+TEST(BufferPlanTest, ShapeOperationsAreViews) {
+  Planned p = plan(R"(
+fn main(x: f32[8, 16], w: f32[16, 16]) -> f32[4, 4] {
+  let y = x @ w
+  let t = transpose(y)
+  let r = reshape(y, [4, 32])
+  return r[:, 0:16] @ t[:, 0:4]
+})");
+  const Value *y = p.results(OpKind::Matmul)[0];
+  const Value *t = p.results(OpKind::Transpose)[0];
+  const Value *r = p.results(OpKind::Reshape)[0];
+  const Value *s = p.results(OpKind::Slice)[1];
+  EXPECT_EQ(p.plan.rep(p.plan.loc(t).root), p.plan.rep(p.plan.loc(y).root));
+  EXPECT_EQ(p.plan.loc(t).strides, (std::vector<int64_t>{1, 16}));
+  EXPECT_FALSE(p.plan.loc(t).contiguous);
+  EXPECT_TRUE(p.plan.loc(r).contiguous);
+  EXPECT_EQ(p.plan.rep(p.plan.loc(r).root), p.plan.rep(p.plan.loc(y).root));
+  // The matrix product reads the transposed slice as it is: no copy.
+  EXPECT_FALSE(p.plan.loc(s).contiguous);
+  EXPECT_EQ(p.plan.copyFrom.count(s), 0u);
+  EXPECT_EQ(p.plan.copyFrom.count(t), 0u);
+}
+
+TEST(BufferPlanTest, KernelsGetContiguousCopies) {
+  Planned p = plan(R"(
+fn main(x: f32[8, 16]) -> i64[16] {
+  return argmax(transpose(x), axis = 1)
+})");
+  const Value *t = p.results(OpKind::Transpose)[0];
+  // argmax runs on the CPU kernel, which reads row-major data.
+  EXPECT_EQ(p.plan.copyFrom.count(t), 1u);
+  EXPECT_TRUE(p.plan.loc(t).contiguous);
+  EXPECT_FALSE(p.plan.copyFrom.at(t).contiguous);
+}
+
+TEST(BufferPlanTest, LoopStateIsUpdatedInPlace) {
+  Planned p = plan(R"(
+fn main(h0: f32[4, 8], w: f32[8, 8]) -> f32[4, 8] {
+  let h = for i in 0..10 carry (h = h0) {
+    yield tanh(h @ w)
+  }
+  return h * 2.0
+})");
+  const Operation *loop = nullptr;
+  walk(*p.main->body, [&](const Operation &op) {
+    if (op.kind == OpKind::For)
+      loop = &op;
+  });
+  ASSERT_TRUE(loop);
+  const Value *slot = loop->results[0].get();
+  const Value *yielded = loop->regions[0]->terminator()->operands[0];
+  // The fused tanh writes the carried slot directly: no copy per iteration.
+  EXPECT_EQ(p.plan.rep(p.plan.loc(yielded).root), p.plan.rep(p.plan.loc(slot).root));
+  // The product inside the loop reads the slot, so it cannot share it.
+  const Value *prod = p.results(OpKind::Matmul)[0];
+  EXPECT_NE(p.plan.rep(p.plan.loc(prod).root), p.plan.rep(p.plan.loc(slot).root));
+}
+
+TEST(BufferPlanTest, ValuesReadInLoopsLiveUntilTheLoopEnds) {
+  Planned p = plan(R"(
+fn main(x: f32[16, 16]) -> f32[16, 16] {
+  let a = x @ x
+  let h = for i in 0..3 carry (h = x) {
+    let b = h @ h
+    yield b @ a
+  }
+  return h
+})");
+  std::vector<const Value *> mm = p.results(OpKind::Matmul);
+  ASSERT_EQ(mm.size(), 3u);
+  const Root &a = p.root(mm[0]), &b = p.root(mm[1]);
+  // `a` is read in every iteration, after `b` is made: they never share.
+  bool apart = a.offset + a.bytes <= b.offset || b.offset + b.bytes <= a.offset;
+  EXPECT_TRUE(apart);
+}
+
+TEST(BufferPlanTest, BranchResultsAreComputedInPlace) {
+  Planned p = plan(R"(
+fn main(x: f32[32, 32], c: bool) -> f32[32, 32] {
+  let y = if c { yield x @ x } else { yield transpose(x) @ x }
+  return y + 1.0
+})");
+  const Operation *branch = nullptr;
+  walk(*p.main->body, [&](const Operation &op) {
+    if (op.kind == OpKind::If)
+      branch = &op;
+  });
+  ASSERT_TRUE(branch);
+  int result = p.plan.rep(p.plan.loc(branch->results[0].get()).root);
+  for (auto &r : branch->regions)
+    EXPECT_EQ(p.plan.rep(p.plan.loc(r->terminator()->operands[0]).root), result);
+}
+
+} // namespace
+} // namespace mdl
