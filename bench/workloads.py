@@ -232,13 +232,13 @@ def compile_program(n_ops):
             body = []
     out = ["# A generated program of about %d operations (bench/workloads.py)." % n_ops]
     for i, b in enumerate(fns):
-        out.append("fn f%d(h: f32[16, 64], w: f32[64, 64]) -> f32[16, 64] {" % i)
+        out.append("fn layer%d(h: f32[16, 64], w: f32[64, 64]) -> f32[16, 64] {" % i)
         out += b
         out += ["  return h", "}"]
     out.append("fn main(x: f32[16, 64], w: f32[64, 64]) -> f32[16, 64] {")
     out.append("  let h = x")
     for i in range(len(fns)):
-        out.append("  let h = f%d(h, w)" % i)
+        out.append("  let h = layer%d(h, w)" % i)
     out += ["  return h", "}", ""]
     return "\n".join(out)
 

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <unistd.h>
@@ -106,7 +107,8 @@ llvm::Expected<std::unique_ptr<ObjectCompiler>> ObjectCompiler::create(int optLe
 }
 
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> ObjectCompiler::compile(llvm::Module &m) {
-  auto T0 = std::chrono::steady_clock::now();
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
   if (optLevel_ > 0) {
     llvm::PipelineTuningOptions pto;
     pto.LoopVectorization = true;
@@ -116,22 +118,23 @@ llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> ObjectCompiler::compile(llvm
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
     llvm::ModuleAnalysisManager mam;
+    // Our library info, with the wide vector math, before the defaults.
     fam.registerPass([&] { return llvm::TargetLibraryAnalysis(*tlii_); });
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
     pb.registerFunctionAnalyses(fam);
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
-    auto Ta = std::chrono::steady_clock::now();
-    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level(optLevel_));
-    auto Tb = std::chrono::steady_clock::now();
-    mpm.run(m, mam);
-    if (getenv("MDL_JIT_TRACE"))
-      fprintf(stderr, "  setup %.2f ms, build %.2f ms, run %.2f ms\n",
-              std::chrono::duration<double, std::milli>(Ta - T0).count(),
-              std::chrono::duration<double, std::milli>(Tb - Ta).count(),
-              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Tb).count());
+    pb.buildPerModuleDefaultPipeline(level(optLevel_)).run(m, mam);
   }
+  // MDL_JIT_DUMP=DIR: the optimized IR of each function, for investigation.
+  if (const char *dir = std::getenv("MDL_JIT_DUMP")) {
+    std::error_code ec;
+    llvm::raw_fd_ostream ir(std::string(dir) + "/" + m.getModuleIdentifier() + ".ll", ec);
+    if (!ec)
+      m.print(ir, nullptr);
+  }
+  auto t1 = Clock::now();
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager codegen;
@@ -139,18 +142,13 @@ llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> ObjectCompiler::compile(llvm
   if (tm_->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the target cannot emit object files");
-  if (const char *dir = getenv("MDL_JIT_DUMP")) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(std::string(dir) + "/" + m.getModuleIdentifier() + ".ll", ec);
-    if (!ec)
-      m.print(os, nullptr);
-  }
-  auto T1 = std::chrono::steady_clock::now();
   codegen.run(m);
-  if (getenv("MDL_JIT_TRACE"))
-    fprintf(stderr, "compile %s: opt %.2f ms, codegen %.2f ms, %zu functions\n", m.getModuleIdentifier().c_str(),
-            std::chrono::duration<double, std::milli>(T1 - T0).count(),
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - T1).count(), m.size());
+  // MDL_JIT_TRACE=1: where compile time goes, per function.
+  if (std::getenv("MDL_JIT_TRACE"))
+    std::fprintf(stderr, "jit: %s: optimization %.2f ms, code generation %.2f ms\n",
+                 m.getModuleIdentifier().c_str(),
+                 std::chrono::duration<double, std::milli>(t1 - t0).count(),
+                 std::chrono::duration<double, std::milli>(Clock::now() - t1).count());
   return llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(buffer.data(), buffer.size()),
                                               m.getModuleIdentifier());
 }

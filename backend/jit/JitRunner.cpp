@@ -222,9 +222,14 @@ bool JitRunner::Impl::compile() {
     return std::nullopt;
   };
 
+  // f32 products in host code go to oneDNN: have it prepare meanwhile.
   bool products = false;
   for (auto &f : m.functions)
-    walk(*f->body, [&](const Operation &op) { products |= op.kind == OpKind::Matmul; });
+    walk(*f->body, [&](const Operation &op) {
+      products |= op.kind == OpKind::Matmul && op.results[0]->type.dtype == DType::F32 &&
+                  (op.device < 0 || size_t(op.device) >= hostMemory.size() ||
+                   hostMemory[size_t(op.device)]);
+    });
   if (products)
     startGemmWarmup();
   auto comp = ObjectCompiler::create(opts.optLevel);
@@ -540,6 +545,7 @@ JitRunner::JitRunner(const Module &m, DeviceSet &devices, DiagnosticEngine &diag
     : impl_(std::make_unique<Impl>(m, devices, diags, out, std::move(opts))) {}
 
 JitRunner::~JitRunner() {
+  finishGemmWarmup();
   if (impl_)
     impl_->releaseSegments();
 }

@@ -284,7 +284,16 @@ private:
     i->addIncoming(b_.CreateAdd(i, b_.getInt64(1)), latch);
     for (size_t k = 0; k < phis.size(); ++k)
       phis[k]->addIncoming(next[k], latch);
-    b_.CreateBr(header);
+    llvm::BranchInst *back = b_.CreateBr(header);
+    // A long chain of operations per element is latency-bound with one
+    // vector in flight: have the vectorizer interleave four.
+    if (d + 1 == stop && cd_[d] >= 512 && region_.ops.size() >= 8) {
+      llvm::Metadata *ic[] = {llvm::MDString::get(c_, "llvm.loop.interleave.count"),
+                              llvm::ConstantAsMetadata::get(b_.getInt32(4))};
+      llvm::MDNode *self = llvm::MDNode::getDistinct(c_, {nullptr, llvm::MDNode::get(c_, ic)});
+      self->replaceOperandWith(0, self);
+      back->setMetadata(llvm::LLVMContext::MD_loop, self);
+    }
     b_.SetInsertPoint(exit);
     return std::vector<Value *>(phis.begin(), phis.end());
   }

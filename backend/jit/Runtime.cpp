@@ -1,12 +1,14 @@
 // The run-time support of JIT-compiled code (see Runtime.h).
 //
-// Threads: everything runs on one OpenMP (libgomp) team. oneDNN's sgemm
-// threads through the same OpenMP runtime and runs single-threaded when
-// called inside a parallel region; OpenBLAS is told to use one thread, and
-// its products are split among the OpenMP threads here, so two thread pools
-// never compete for the cores (the trap BENCHMARKING.md describes).
+// Threads: fused loops and matrix products run on the JIT's worker pool
+// (WorkerPool.h). The GEMM libraries run single-threaded inside its tasks
+// (OpenMP set to one thread there, OpenBLAS told to use one thread), and
+// products are split among the workers here, so no two thread pools
+// compete for the cores (the trap BENCHMARKING.md describes) and no thread
+// spins for long on a shared machine.
 #include "backend/jit/Runtime.h"
 #include "backend/cpu/KernelSupport.h"
+#include "backend/jit/WorkerPool.h"
 
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -89,8 +91,33 @@ void gemmOne(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A,
               int(M), int(N), int(K), 1.0, A, int(lda), B, int(ldb), 0.0, C, int(ldc));
 }
 
-// A product using the OpenMP threads: oneDNN threads itself; OpenBLAS (and
-// a single row) is split along the longer side of C here.
+// A product on the worker pool: C is cut into one block per thread along
+// its longer side (columns in multiples of 64), each block one
+// single-threaded library call.
+template <typename T> struct GemmJob {
+  bool ta, tb, byRows;
+  int64_t M, N, K, lda, ldb, ldc, parts;
+  const T *A, *B;
+  T *C;
+};
+
+template <typename T> void gemmPart(void *p, int64_t t) {
+  const GemmJob<T> &j = *static_cast<const GemmJob<T> *>(p);
+  int64_t len = j.byRows ? j.M : j.N, align = j.byRows ? 1 : 64;
+  auto cut = [&](int64_t k) {
+    return k == j.parts ? len : std::min(len, (len * k / j.parts + align - 1) / align * align);
+  };
+  int64_t lo = cut(t), hi = cut(t + 1);
+  if (hi <= lo)
+    return;
+  if (j.byRows)
+    gemmOne(j.ta, j.tb, hi - lo, j.N, j.K, j.A + lo * (j.ta ? 1 : j.lda), j.lda, j.B, j.ldb,
+            j.C + lo * j.ldc, j.ldc);
+  else
+    gemmOne(j.ta, j.tb, j.M, hi - lo, j.K, j.A, j.lda, j.B + lo * (j.tb ? j.ldb : 1), j.ldb,
+            j.C + lo, j.ldc);
+}
+
 template <typename T>
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,
           const T *B, int64_t ldb, T *C, int64_t ldc) {
@@ -101,24 +128,25 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T *A, int64_t
       std::memset(C + i * ldc, 0, size_t(N) * sizeof(T));
     return;
   }
-  bool selfThreaded = std::is_same_v<T, float> && M > 1 && gemmChoice() != "openblas";
-  int threads = omp_in_parallel() || M * N * K < kGemmParallel ? 1 : omp_get_max_threads();
-  if (selfThreaded || threads <= 1) {
-    gemmOne(ta, tb, M, N, K, A, lda, B, ldb, C, ldc);
-    return;
-  }
-  bool byRows = M >= N;
-#pragma omp parallel num_threads(threads)
-  {
-    int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    int64_t len = byRows ? M : N, lo = len * t / nt, hi = len * (t + 1) / nt;
-    if (hi > lo) {
-      if (byRows)
-        gemmOne(ta, tb, hi - lo, N, K, A + lo * (ta ? 1 : lda), lda, B, ldb, C + lo * ldc, ldc);
-      else
-        gemmOne(ta, tb, M, hi - lo, K, A, lda, B + lo * (tb ? ldb : 1), ldb, C + lo, ldc);
-    }
-  }
+  WorkerPool &pool = WorkerPool::get();
+  GemmJob<T> job{ta, tb, M > 1 && M >= N, M, N, K, lda, ldb, ldc, 1, A, B, C};
+  if (M * N * K >= kGemmParallel)
+    job.parts = pool.size();
+  pool.run(job.parts, gemmPart<T>, &job);
+}
+
+template <typename T> struct BatchJob {
+  bool ta, tb;
+  int64_t M, N, K, lda, ldb, ldc;
+  const T *a, *b;
+  T *c;
+  const std::vector<std::array<int64_t, 3>> *at;
+};
+
+template <typename T> void batchPart(void *p, int64_t n) {
+  const BatchJob<T> &j = *static_cast<const BatchJob<T> *>(p);
+  const std::array<int64_t, 3> &o = (*j.at)[size_t(n)];
+  gemmOne(j.ta, j.tb, j.M, j.N, j.K, j.a + o[0], j.lda, j.b + o[1], j.ldb, j.c + o[2], j.ldc);
 }
 
 template <typename T> void matmul(const int64_t *d, const T *a, const T *b, T *c) {
@@ -160,10 +188,13 @@ template <typename T> void matmul(const int64_t *d, const T *a, const T *b, T *c
       idx[size_t(i)] = 0;
     }
   }
-  // Many products: one per thread at a time; few: each one threaded.
-  bool perProduct = count >= 2 * omp_get_max_threads() && !omp_in_parallel() &&
-                    count * M * N * K >= kGemmParallel;
-#pragma omp parallel for if (perProduct) schedule(static)
+  // Many products: one per thread at a time; few: each one split.
+  WorkerPool &pool = WorkerPool::get();
+  if (count >= pool.size() && count * M * N * K >= kGemmParallel) {
+    BatchJob<T> job{ta, tb, M, N, K, lda, ldb, ldc, a, b, c, &at};
+    pool.run(count, batchPart<T>, &job);
+    return;
+  }
   for (int64_t n = 0; n < count; ++n)
     gemm(ta, tb, M, N, K, a + at[size_t(n)][0], lda, b + at[size_t(n)][1], ldb,
          c + at[size_t(n)][2], ldc);
@@ -230,7 +261,14 @@ void startGemmWarmup() {
   });
 }
 
+void finishGemmWarmup() { waitForWarmup(); }
+
 void setGemmLibrary(const std::string &name) { gemmChoice() = name; }
+
+void loopPart(void *p, int64_t i) {
+  const LoopJob &j = *static_cast<const LoopJob *>(p);
+  j.body(j.env, i * j.chunk, std::min(j.n, (i + 1) * j.chunk));
+}
 const std::string &gemmLibrary() { return gemmChoice(); }
 
 } // namespace mdl::backend::jit
@@ -269,20 +307,18 @@ int32_t mdl_rt_matmul(RuntimeContext *, const int64_t *desc, const void *a, cons
 }
 
 void mdl_rt_parallel_for(mdl_rt_body body, void *env, int64_t n) {
-  int threads = omp_get_max_threads();
-  if (threads <= 1 || n <= 1 || omp_in_parallel()) {
+  mdl::backend::jit::WorkerPool &pool = mdl::backend::jit::WorkerPool::get();
+  if (pool.size() <= 1 || n <= 1) {
     body(env, 0, n);
     return;
   }
-  if (n < threads)
-    threads = int(n);
-#pragma omp parallel num_threads(threads)
-  {
-    int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
-    if (hi > lo)
-      body(env, lo, hi);
-  }
+  // Chunks taken in turn rather than one share per thread: on a shared
+  // machine a thread can lose its core for a while, and the others then
+  // take over its work instead of waiting for it.
+  int64_t parts = int64_t(pool.size()) * 4;
+  int64_t chunk = std::max<int64_t>(1, (n + parts - 1) / parts);
+  mdl::backend::jit::LoopJob job{body, env, n, chunk};
+  pool.run((n + chunk - 1) / chunk, mdl::backend::jit::loopPart, &job);
 }
 
 int32_t mdl_rt_copy(RuntimeContext *ctx, int32_t dstSpace, void *dst, int32_t srcSpace,

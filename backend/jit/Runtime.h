@@ -50,6 +50,14 @@ struct RuntimeContext {
   bool hostSpace(int space) const;
 };
 
+/// A loop kernel split in chunks over the worker pool.
+struct LoopJob {
+  void (*body)(void *env, int64_t begin, int64_t end);
+  void *env;
+  int64_t n, chunk;
+};
+void loopPart(void *job, int64_t chunk);
+
 /// A segment prepared on a device that is not host memory.
 struct SegmentHandle {
   const ir::Operation *op = nullptr;
@@ -64,6 +72,8 @@ const std::string &gemmLibrary();
 /// Has the GEMM library prepare its kernels on a background thread (the
 /// first matrix product waits for it); once per process.
 void startGemmWarmup();
+/// Waits for the warm-up, if one is running (before the process may exit).
+void finishGemmWarmup();
 
 } // namespace mdl::backend::jit
 

@@ -9,7 +9,6 @@
 
 #include <llvm/IR/Intrinsics.h>
 
-#include <cmath>
 #include <cstring>
 
 namespace mdl::backend::jit {
@@ -104,73 +103,36 @@ Value *intrinsic(llvm::IRBuilder<> &b, llvm::Intrinsic::ID id, std::vector<Value
   return b.CreateIntrinsic(id, {args[0]->getType()}, args);
 }
 
-Value *fma(llvm::IRBuilder<> &b, Value *x, Value *y, Value *z) {
-  return b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, y, z});
-}
 
-/// Horner's rule: c[0] + t (c[1] + t (c[2] + ...)).
-Value *horner(llvm::IRBuilder<> &b, Value *t, const std::vector<double> &c) {
+Value *fconst(llvm::IRBuilder<> &b, llvm::Type *t, double v) { return llvm::ConstantFP::get(t, v); }
+
+/// Horner's rule with fused multiply-adds: c[0] + t (c[1] + t (c[2] + ...)).
+Value *horner(llvm::IRBuilder<> &b, Value *t, const double *c, int n) {
   llvm::Type *ty = t->getType();
-  Value *p = llvm::ConstantFP::get(ty, c.back());
-  for (size_t i = c.size() - 1; i-- > 0;)
-    p = fma(b, p, t, llvm::ConstantFP::get(ty, c[i]));
+  Value *p = fconst(b, ty, c[n - 1]);
+  for (int i = n - 1; i-- > 0;)
+    p = b.CreateIntrinsic(llvm::Intrinsic::fma, {ty}, {p, t, fconst(b, ty, c[i])});
   return p;
 }
 
-// exp and tanh of f32, inline: the loops they sit in stay free of calls
-// (which spill every vector register) and vectorize to any width. Both are
-// within 2 ulp of the C library's (LANGUAGE.md allows last-bit differences).
-
-/// exp(x) = 2^n e^r with n = round(x / ln 2) and |r| <= ln 2 / 2 (ln 2 split
-/// in two so that n ln 2 is exact), e^r by its Taylor series to r^7 (the
-/// next term is below 6e-9), 2^n applied in two halves so that results
-/// down to the subnormals and up to FLT_MAX are reached.
-Value *expF32(llvm::IRBuilder<> &b, Value *x) {
-  llvm::Type *ty = x->getType();
-  llvm::Type *ity = ty->isVectorTy() ? llvm::VectorType::get(b.getInt32Ty(),
-                                                             llvm::cast<llvm::VectorType>(ty))
-                                     : (llvm::Type *)b.getInt32Ty();
-  auto c = [&](double v) { return llvm::ConstantFP::get(ty, v); };
-  auto ci = [&](int v) { return llvm::ConstantInt::get(ity, uint64_t(int64_t(v))); };
-  Value *hiX = c(88.72283935546875), *loX = c(-103.97283935546875);
-  // NaN takes the low bound here (and is put back at the end), so that the
-  // conversion below never sees it and needs no saturation.
-  Value *xc = b.CreateSelect(b.CreateFCmpOGT(x, hiX), hiX,
-                             b.CreateSelect(b.CreateFCmpOGE(x, loX), x, loX));
-  Value *n = intrinsic(b, llvm::Intrinsic::rint, {b.CreateFMul(xc, c(1.4426950408889634))});
-  Value *r = fma(b, n, c(-0.693359375), xc);
-  r = fma(b, n, c(2.12194440e-4), r);
-  Value *p = horner(b, r, {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040});
-  Value *ni = b.CreateFPToSI(n, ity);
-  Value *n1 = b.CreateAShr(ni, ci(1)), *n2 = b.CreateSub(ni, n1);
-  auto pow2 = [&](Value *k) { return b.CreateBitCast(b.CreateShl(b.CreateAdd(k, ci(127)), ci(23)), ty); };
-  Value *y = b.CreateFMul(b.CreateFMul(p, pow2(n1)), pow2(n2));
-  y = b.CreateSelect(b.CreateFCmpOGT(x, hiX), c(INFINITY), y);
-  y = b.CreateSelect(b.CreateFCmpOLT(x, loX), c(0.0), y);
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
-}
-
-/// tanh(x): below |x| = 0.5 its odd Taylor series to x^15 (the next term is
-/// below 1e-8 relative); above, 1 - 2 / (e^{2|x|} + 1); the sign copied.
+/// tanh of f32 without a call: x P(x^2) / Q(x^2) on [-9, 9] (beyond it
+/// tanh rounds to +-1), a rational fit made for mdl (iterated weighted
+/// least squares on relative error, bench/notes in docs/jit.md); within 7
+/// ulp of tanh. A call to the vector library costs three times as much in
+/// a fused loop (every vector register is spilled around it).
 Value *tanhF32(llvm::IRBuilder<> &b, Value *x) {
+  static const double p[] = {9.9999999258e-01, 1.3385019857e-01, 3.5002003243e-03,
+                             2.0679632964e-05, 1.3442355149e-08};
+  static const double q[] = {1.0, 4.6718341035e-01, 2.5894870867e-02, 3.2929472900e-04,
+                             7.8145767666e-07};
   llvm::Type *ty = x->getType();
-  auto c = [&](double v) { return llvm::ConstantFP::get(ty, v); };
-  Value *a = intrinsic(b, llvm::Intrinsic::fabs, {x});
-  Value *t = b.CreateFMul(a, a);
-  Value *small = b.CreateFMul(
-      horner(b, t, {1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835, -1382.0 / 155925,
-                    21844.0 / 6081075, -929569.0 / 638512875}),
-      a);
-  Value *e = expF32(b, b.CreateFAdd(a, a));
-  Value *large = b.CreateFSub(c(1.0), b.CreateFDiv(c(2.0), b.CreateFAdd(e, c(1.0))));
-  Value *y = b.CreateSelect(b.CreateFCmpOLT(a, c(0.5)), small, large);
-  return intrinsic(b, llvm::Intrinsic::copysign, {y, x});
+  // NaN passes both comparisons and comes out NaN.
+  Value *xc = b.CreateSelect(b.CreateFCmpOGT(x, fconst(b, ty, 9.0)), fconst(b, ty, 9.0),
+                             b.CreateSelect(b.CreateFCmpOLT(x, fconst(b, ty, -9.0)),
+                                            fconst(b, ty, -9.0), x));
+  Value *t = b.CreateFMul(xc, xc);
+  return b.CreateFDiv(b.CreateFMul(xc, horner(b, t, p, 5)), horner(b, t, q, 5));
 }
-
-Value *expOf(llvm::IRBuilder<> &b, Value *x);
-Value *tanhOf(llvm::IRBuilder<> &b, Value *x);
-
-Value *fconst(llvm::IRBuilder<> &b, llvm::Type *t, double v) { return llvm::ConstantFP::get(t, v); }
 
 Value *maxNaN(llvm::IRBuilder<> &b, DType t, Value *x, Value *y, bool isMax) {
   if (isFloat(t)) {
@@ -255,16 +217,6 @@ Value *cast(llvm::IRBuilder<> &b, DType from, DType to, Value *x) {
   return b.CreateIntCast(x, tt, !isUnsigned(from));
 }
 
-Value *expOf(llvm::IRBuilder<> &b, Value *x) {
-  return x->getType()->getScalarType()->isFloatTy() ? expF32(b, x)
-                                                     : callMath(b, "expf", "exp", {x});
-}
-
-Value *tanhOf(llvm::IRBuilder<> &b, Value *x) {
-  return x->getType()->getScalarType()->isFloatTy() ? tanhF32(b, x)
-                                                     : callMath(b, "tanhf", "tanh", {x});
-}
-
 } // namespace
 
 Value *denseElement(llvm::IRBuilder<> &b, const DenseData &d, int64_t i) {
@@ -344,16 +296,17 @@ Value *emitElementwise(llvm::IRBuilder<> &b, const Operation &op, const std::vec
                           b.CreateSelect(b.CreateICmpSLT(a[0], zero),
                                          llvm::ConstantInt::getSigned(ty, -1), zero));
   }
-  case OpKind::Exp: return expOf(b, a[0]);
+  case OpKind::Exp: return callMath(b, "expf", "exp", {a[0]});
   case OpKind::Log: return callMath(b, "logf", "log", {a[0]});
   case OpKind::Sqrt: return intrinsic(b, llvm::Intrinsic::sqrt, {a[0]});
   case OpKind::Rsqrt: return b.CreateFDiv(fconst(b, ty, 1), intrinsic(b, llvm::Intrinsic::sqrt, {a[0]}));
-  case OpKind::Tanh: return tanhOf(b, a[0]);
+  case OpKind::Tanh:
+    return ty->isFloatTy() ? tanhF32(b, a[0]) : callMath(b, "tanhf", "tanh", {a[0]});
   case OpKind::Sin: return callMath(b, "sinf", "sin", {a[0]});
   case OpKind::Cos: return callMath(b, "cosf", "cos", {a[0]});
   case OpKind::Sigmoid: {
     // One exponential of -|x| serves both branches of the kernel.
-    Value *e = expOf(b, b.CreateFNeg(intrinsic(b, llvm::Intrinsic::fabs, {a[0]})));
+    Value *e = callMath(b, "expf", "exp", {b.CreateFNeg(intrinsic(b, llvm::Intrinsic::fabs, {a[0]}))});
     Value *den = b.CreateFAdd(fconst(b, ty, 1), e);
     return b.CreateSelect(b.CreateFCmpOGE(a[0], fconst(b, ty, 0)), b.CreateFDiv(fconst(b, ty, 1), den),
                           b.CreateFDiv(e, den));
@@ -363,7 +316,7 @@ Value *emitElementwise(llvm::IRBuilder<> &b, const Operation &op, const std::vec
     if (op.boolAttr("approximate", false)) {
       Value *x3 = b.CreateFMul(b.CreateFMul(b.CreateFMul(fconst(b, ty, 0.044715), x), x), x);
       Value *inner = b.CreateFMul(fconst(b, ty, 0.7978845608028654), b.CreateFAdd(x, x3));
-      return b.CreateFMul(half, b.CreateFAdd(fconst(b, ty, 1), tanhOf(b, inner)));
+      return b.CreateFMul(half, b.CreateFAdd(fconst(b, ty, 1), callMath(b, "tanhf", "tanh", {inner})));
     }
     Value *erf = callMath(b, "erff", "erf", {b.CreateFMul(x, fconst(b, ty, 0.7071067811865476))});
     return b.CreateFMul(half, b.CreateFAdd(fconst(b, ty, 1), erf));
