@@ -4,29 +4,12 @@
 
 #include <CLI/CLI.hpp>
 
-#include <cstdlib>
 #include <iostream>
 #include <malloc.h>
 
 using mdl::tools::DriverOptions;
 
 namespace {
-
-// OpenMP's worker threads (the JIT's loops, oneDNN) spin for a long while
-// after each parallel region before they sleep (libgomp: 300,000 rounds).
-// On a shared machine a spinning thread takes the core its partner needs,
-// and a region can stall for a whole scheduling quantum. A short spin keeps
-// back-to-back regions fast and gives the core up soon. libgomp reads its
-// environment in its own initializer, which runs before main but after the
-// executable's .preinit_array: that is where the default is set (the user's
-// OMP_WAIT_POLICY or GOMP_SPINCOUNT win).
-void boundOpenMPSpinning(int, char **, char **) {
-  if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT"))
-    setenv("GOMP_SPINCOUNT", "3000", 0);
-}
-__attribute__((section(".preinit_array"), used)) void (*const kPreinit)(int, char **,
-                                                                       char **) =
-    boundOpenMPSpinning;
 
 void addCommon(CLI::App *cmd, DriverOptions &o) {
   cmd->add_option("FILE", o.file, "the program: .mdl source, or .hlo (XLA HLO text)")->required();

@@ -340,7 +340,7 @@ private:
     return true;
   }
 
-  void yieldInto(const Operation &loop, const Operation &y, size_t first) {
+  void yieldInto(const Operation &loop, const Operation &y) {
     std::vector<int> temps;
     if (auto it = plan_.yieldTemps.find(&y); it != plan_.yieldTemps.end())
       temps = it->second;
@@ -357,7 +357,6 @@ private:
     }
     for (size_t k = 0; k < loop.results.size(); ++k)
       copyInto(loop.results[k].get(), srcs[k], y.operands[k]);
-    (void)first;
   }
 
   bool emitFor(const Operation &op, std::string &error) {
@@ -378,7 +377,7 @@ private:
     b_.CreateStore(i, addressOf(r.args[0].get()));
     if (!emitRegion(r, error))
       return false;
-    yieldInto(op, *r.terminator(), 0);
+    yieldInto(op, *r.terminator());
     i->addIncoming(b_.CreateAdd(i, b_.getInt64(1)), b_.GetInsertBlock());
     b_.CreateBr(header);
     b_.SetInsertPoint(exit);
@@ -401,7 +400,7 @@ private:
     const Region &r = *op.regions[1];
     if (!emitRegion(r, error))
       return false;
-    yieldInto(op, *r.terminator(), 0);
+    yieldInto(op, *r.terminator());
     b_.CreateBr(header);
     b_.SetInsertPoint(exit);
     return true;

@@ -222,7 +222,9 @@ bool JitRunner::Impl::compile() {
     return std::nullopt;
   };
 
-  // f32 products in host code go to oneDNN: have it prepare meanwhile.
+  // f32 products in host code go to oneDNN, which prepares its kernels on
+  // a thread of its own: during compilation when a core is free, after it
+  // otherwise (it would slow compilation down by as much as it saves).
   bool products = false;
   for (auto &f : m.functions)
     walk(*f->body, [&](const Operation &op) {
@@ -230,8 +232,6 @@ bool JitRunner::Impl::compile() {
                   (op.device < 0 || size_t(op.device) >= hostMemory.size() ||
                    hostMemory[size_t(op.device)]);
     });
-  if (products)
-    startGemmWarmup();
   auto comp = ObjectCompiler::create(opts.optLevel);
   if (!comp)
     return internal(comp.takeError());
@@ -291,6 +291,11 @@ bool JitRunner::Impl::compile() {
     else
       todo.push_back(i);
   }
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  if (const char *env = std::getenv("MDL_JIT_THREADS"))
+    cores = unsigned(std::max(1, std::atoi(env)));
+  if (products && todo.size() < cores)
+    startGemmWarmup();
   if (!todo.empty()) {
     auto t0 = Clock::now();
     std::vector<std::string> errors(n);
@@ -311,7 +316,6 @@ bool JitRunner::Impl::compile() {
           objects[i] = std::move(*o);
       }
     };
-    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     size_t workers = std::min<size_t>(todo.size(), std::min(cores, 8u));
     std::vector<std::unique_ptr<ObjectCompiler>> extra;
     std::vector<llvm::thread> threads;
@@ -338,6 +342,8 @@ bool JitRunner::Impl::compile() {
     }
     stats.codegenMs += msSince(t0);
   }
+  if (products)
+    startGemmWarmup();
   for (size_t i = 0; i < n; ++i)
     if (auto e = jit->addObjectFile(std::move(objects[i])))
       return internal(std::move(e));

@@ -70,6 +70,9 @@ public:
     for (auto &op : region_.ops)
       cost += opCost(*op);
     k.parallel = nOuter_ > 0 && k.range >= 2 && points * cost >= (int64_t(1) << 17);
+    // A kernel that always runs whole loops over constant bounds: LLVM then
+    // knows every trip count (no remainder loops, less code to compile).
+    ranged_ = k.parallel;
     k.fn = emit(error);
     return k;
   }
@@ -255,7 +258,7 @@ private:
   std::vector<Value *> nest(size_t d, size_t stop, const std::vector<Value *> &offs,
                             const std::vector<Value *> &carried, const Body &fn) {
     llvm::Function *f = b_.GetInsertBlock()->getParent();
-    bool ranged = d == 0 && nOuter_ > 0;
+    bool ranged = d == 0 && nOuter_ > 0 && ranged_;
     Value *lo = ranged ? begin_ : b_.getInt64(0);
     Value *hi = ranged ? end_ : b_.getInt64(cd_[d]);
     llvm::BasicBlock *pre = b_.GetInsertBlock();
@@ -286,8 +289,13 @@ private:
       phis[k]->addIncoming(next[k], latch);
     llvm::BranchInst *back = b_.CreateBr(header);
     // A long chain of operations per element is latency-bound with one
-    // vector in flight: have the vectorizer interleave four.
-    if (d + 1 == stop && cd_[d] >= 512 && region_.ops.size() >= 8) {
+    // vector in flight: have the vectorizer interleave four (on large
+    // domains only: it makes the loop's code, and its compile time, grow).
+    int64_t points = 1;
+    for (int64_t e : cd_)
+      points *= e;
+    if (d + 1 == stop && cd_[d] >= 512 && points >= (int64_t(1) << 16) &&
+        region_.ops.size() >= 8) {
       llvm::Metadata *ic[] = {llvm::MDString::get(c_, "llvm.loop.interleave.count"),
                               llvm::ConstantAsMetadata::get(b_.getInt32(4))};
       llvm::MDNode *self = llvm::MDNode::getDistinct(c_, {nullptr, llvm::MDNode::get(c_, ic)});
@@ -508,6 +516,7 @@ private:
   std::unordered_map<const Operation *, llvm::GlobalVariable *> constData_;
   std::vector<int64_t> cd_;
   size_t nOuter_ = 0, nInner_ = 0;
+  bool ranged_ = true; // the first loop runs over [begin, end)
   std::vector<Value *> ptrs_;
   Value *begin_ = nullptr, *end_ = nullptr;
   std::unordered_map<const Operation *, Value *> reduced_;

@@ -132,7 +132,7 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T *A, int64_t
   GemmJob<T> job{ta, tb, M > 1 && M >= N, M, N, K, lda, ldb, ldc, 1, A, B, C};
   if (M * N * K >= kGemmParallel)
     job.parts = pool.size();
-  pool.run(job.parts, gemmPart<T>, &job);
+  pool.run(job.parts, gemmPart<T>, &job, WorkerPool::Schedule::Static);
 }
 
 template <typename T> struct BatchJob {
@@ -243,6 +243,9 @@ void startGemmWarmup() {
     return;
   static std::once_flag once;
   std::call_once(once, [] {
+    // oneDNN marks every call for Intel's tracing tools (ITT) unless told
+    // not to: measurable on small products. It reads this on first use.
+    setenv("DNNL_ITT_TASK_LEVEL", "0", 0);
     {
       std::lock_guard<std::mutex> lock(warmMutex);
       warmRunning = true;
@@ -328,7 +331,19 @@ int32_t mdl_rt_copy(RuntimeContext *ctx, int32_t dstSpace, void *dst, int32_t sr
   bool dstHost = ctx->hostSpace(dstSpace), srcHost = ctx->hostSpace(srcSpace);
   auto name = [&](int d) { return ctx->module->devices[size_t(d)].name; };
   if (dstHost && srcHost) {
-    mdl::backend::cpu::copyBytes(dst, src, size_t(bytes));
+    struct Job {
+      char *dst;
+      const char *src;
+      int64_t bytes, parts;
+    } job{static_cast<char *>(dst), static_cast<const char *>(src), bytes, 1};
+    mdl::backend::jit::WorkerPool &pool = mdl::backend::jit::WorkerPool::get();
+    if (bytes >= (int64_t(1) << 20))
+      job.parts = pool.size();
+    pool.run(job.parts, [](void *p, int64_t t) {
+      const Job &j = *static_cast<const Job *>(p);
+      int64_t lo = j.bytes * t / j.parts, hi = j.bytes * (t + 1) / j.parts;
+      std::memcpy(j.dst + lo, j.src + lo, size_t(hi - lo));
+    }, &job);
     return 0;
   }
   if (dstHost) {
@@ -357,11 +372,35 @@ int32_t mdl_rt_copy(RuntimeContext *ctx, int32_t dstSpace, void *dst, int32_t sr
 }
 
 void mdl_rt_strided_copy(const int64_t *desc, void *dst, const void *src) {
-  int64_t elem = desc[0], rank = desc[1];
-  std::vector<int64_t> dims(desc + 2, desc + 2 + rank), strides(desc + 2 + rank,
-                                                                  desc + 2 + 2 * rank);
-  mdl::backend::cpu::stridedCopy(size_t(elem), dims, dst,
-                                 mdl::backend::cpu::rowMajorStrides(dims), 0, src, strides, 0);
+  using namespace mdl::backend;
+  struct Job {
+    int64_t elem;
+    std::vector<int64_t> dims, dstStrides, srcStrides;
+    int64_t parts;
+    void *dst;
+    const void *src;
+  } job{desc[0], std::vector<int64_t>(desc + 2, desc + 2 + desc[1]), {},
+        std::vector<int64_t>(desc + 2 + desc[1], desc + 2 + 2 * desc[1]), 1, dst, src};
+  job.dstStrides = cpu::rowMajorStrides(job.dims);
+  int64_t total = cpu::product(job.dims);
+  jit::WorkerPool &pool = jit::WorkerPool::get();
+  if (!job.dims.empty() && total >= (int64_t(1) << 15))
+    job.parts = std::min<int64_t>(job.dims[0], pool.size() * 4);
+  // Slabs of the first axis, one per task.
+  pool.run(job.parts, [](void *p, int64_t t) {
+    const Job &j = *static_cast<const Job *>(p);
+    std::vector<int64_t> dims = j.dims;
+    int64_t lo = 0, hi = 1;
+    if (!dims.empty()) {
+      lo = dims[0] * t / j.parts;
+      hi = dims[0] * (t + 1) / j.parts;
+      dims[0] = hi - lo;
+    }
+    if (hi > lo)
+      cpu::stridedCopy(size_t(j.elem), dims, j.dst, j.dstStrides,
+                       j.dims.empty() ? 0 : lo * j.dstStrides[0], j.src, j.srcStrides,
+                       j.dims.empty() ? 0 : lo * j.srcStrides[0]);
+  }, &job);
 }
 
 int32_t mdl_rt_segment(RuntimeContext *ctx, SegmentHandle *seg, void *const *ins,

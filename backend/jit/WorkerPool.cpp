@@ -23,7 +23,7 @@ namespace mdl::backend::jit {
 namespace {
 
 /// How long an idle thread spins before it sleeps.
-constexpr std::chrono::microseconds kSpin(30);
+constexpr std::chrono::microseconds kSpin(50);
 
 thread_local bool inTask = false;
 
@@ -62,14 +62,21 @@ struct WorkerPool::State {
   Task task = nullptr;
   void *ctx = nullptr;
   int64_t tasks = 0;
+  bool fixed = false; // static schedule
+  int threads = 1;
   bool started = false;
 
-  void work() {
+  void work(int self) {
+    if (fixed) {
+      for (int64_t i = self; i < tasks; i += threads)
+        task(ctx, i);
+      return;
+    }
     for (int64_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < tasks;)
       task(ctx, i);
   }
 
-  void worker() {
+  void worker(int self) {
     omp_set_num_threads(1);
     inTask = true;
     uint64_t seen = 0;
@@ -81,7 +88,7 @@ struct WorkerPool::State {
         sleeping.fetch_sub(1);
       }
       seen = generation.load();
-      work();
+      work(self);
       if (running.fetch_sub(1) == 1 && callerSleeping.load()) {
         std::lock_guard<std::mutex> lock(m);
         done.notify_one();
@@ -98,7 +105,7 @@ WorkerPool &WorkerPool::get() {
   return *pool;
 }
 
-void WorkerPool::run(int64_t tasks, Task task, void *ctx) {
+void WorkerPool::run(int64_t tasks, Task task, void *ctx, Schedule schedule) {
   if (tasks <= 0)
     return;
   if (threads_ <= 1 || tasks == 1 || inTask) {
@@ -110,12 +117,14 @@ void WorkerPool::run(int64_t tasks, Task task, void *ctx) {
   State &s = *state_;
   if (!s.started) {
     s.started = true;
+    s.threads = threads_;
     for (int t = 1; t < threads_; ++t)
-      std::thread([&s] { s.worker(); }).detach();
+      std::thread([&s, t] { s.worker(t); }).detach();
   }
   s.task = task;
   s.ctx = ctx;
   s.tasks = tasks;
+  s.fixed = schedule == Schedule::Static;
   s.next.store(0, std::memory_order_relaxed);
   s.running.store(threads_ - 1);
   s.generation.fetch_add(1);
@@ -126,7 +135,7 @@ void WorkerPool::run(int64_t tasks, Task task, void *ctx) {
   {
     SingleThreadedOpenMP one;
     inTask = true;
-    s.work();
+    s.work(0);
     inTask = false;
   }
   if (!spinFor([&] { return s.running.load() == 0; })) {

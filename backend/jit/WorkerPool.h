@@ -2,7 +2,7 @@
 //
 // One process-wide pool of worker threads (as many as OpenMP would use, the
 // caller included). A parallel job is a number of tasks taken in turn by the
-// caller and the workers. Idle workers spin briefly (about 30 us, enough
+// caller and the workers. Idle workers spin briefly (about 50 us, enough
 // for the next kernel of the same call) and then sleep: on a shared machine
 // a thread that spins on takes the core its partner needs, which is what
 // libgomp's default waiting does (see docs/jit.md). Inside a task, OpenMP
@@ -22,9 +22,14 @@ public:
   int size() const { return threads_; }
 
   /// Runs task(ctx, i) for every i in [0, tasks) and returns when all are
-  /// done. A job started from inside a task runs on the calling thread.
+  /// done. Dynamic: each thread takes the next task when it is free (for
+  /// many small tasks); static: thread t runs tasks t, t + size(), ... (for
+  /// one large task per thread, which a thread still waking up must not
+  /// leave to the others). A job started from inside a task runs on the
+  /// calling thread.
   using Task = void (*)(void *ctx, int64_t i);
-  void run(int64_t tasks, Task task, void *ctx);
+  enum class Schedule { Dynamic, Static };
+  void run(int64_t tasks, Task task, void *ctx, Schedule schedule = Schedule::Dynamic);
 
   struct State;
 
