@@ -203,6 +203,19 @@ std::unique_ptr<Operation> cloneOp(const Operation &op, ValueMap &map) {
   return copy;
 }
 
+Global cloneGlobal(const Global &g) {
+  Global c;
+  c.name = g.name;
+  c.isParam = g.isParam;
+  c.type = g.type;
+  c.pinnedDevice = g.pinnedDevice;
+  c.loc = g.loc;
+  c.init = std::make_unique<Region>();
+  ValueMap map;
+  cloneRegionInto(*g.init, *c.init, map);
+  return c;
+}
+
 void cloneRegionInto(const Region &src, Region &dst, ValueMap &map) {
   assert(dst.args.empty() && dst.ops.empty() && "clone into a fresh region");
   for (auto &a : src.args) {

@@ -192,5 +192,7 @@ void cloneRegionInto(const Region &src, Region &dst, ValueMap &map);
 /// Deep-copies one operation; operands are mapped through `map` (values not
 /// in it are kept), new results and nested values are added to it.
 std::unique_ptr<Operation> cloneOp(const Operation &op, ValueMap &map);
+/// Deep-copies a global (its initializer included).
+Global cloneGlobal(const Global &g);
 
 } // namespace mdl::ir

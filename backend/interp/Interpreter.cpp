@@ -214,17 +214,15 @@ bool Interpreter::globalOn(int g, int d, Tensor &out, const Location &loc) {
   return true;
 }
 
-namespace {
-
-// The IR text of a segment: one function @segment over the segment's
-// region, with no devices (the device runs all of it).
-std::string segmentText(const Operation &seg) {
+std::string segmentText(const Operation &seg, const std::function<void(Region &)> &rewrite) {
   Module m;
   auto f = std::make_unique<Function>();
   f->name = "segment";
   f->loc = seg.loc;
   ValueMap map;
   cloneRegionInto(*seg.regions[0], *f->body, map);
+  if (rewrite)
+    rewrite(*f->body);
   for (auto &a : f->body->args)
     a->device = -1;
   walk(*f->body, [](Operation &op) {
@@ -234,15 +232,14 @@ std::string segmentText(const Operation &seg) {
       r->device = -1;
   });
   Operation *y = f->body->terminator();
-  for (size_t i = 0; i < y->operands.size(); ++i)
-    f->resultTypes.push_back(y->operands[i]->type);
-  f->body->ops.back()->kind = OpKind::Return;
+  for (Value *v : y->operands)
+    f->resultTypes.push_back(v->type);
+  y->kind = OpKind::Return;
   m.addFunction(std::move(f));
   return printModule(m);
 }
 
-// "LINE:COL: message" from a device error, located in `file`.
-Location errorLocation(const std::string &msg, const Location &fallback, std::string &rest) {
+Location deviceErrorLocation(const std::string &msg, const Location &fallback, std::string &rest) {
   unsigned line = 0, col = 0;
   int used = 0;
   if (std::sscanf(msg.c_str(), "%u:%u: %n", &line, &col, &used) == 2 && used > 0) {
@@ -256,8 +253,6 @@ Location errorLocation(const std::string &msg, const Location &fallback, std::st
   rest = msg;
   return fallback;
 }
-
-} // namespace
 
 bool Interpreter::runSegment(const Operation &op, const std::vector<Tensor> &in,
                              std::vector<Tensor> &out) {
@@ -288,7 +283,7 @@ bool Interpreter::runSegment(const Operation &op, const std::vector<Tensor> &in,
   }
   if (rt.iface->run(rt.dev, seg, inPtrs.data(), outPtrs.data()) != 0) {
     std::string rest;
-    Location at = errorLocation(rt.iface->last_error(rt.dev), op.loc, rest);
+    Location at = deviceErrorLocation(rt.iface->last_error(rt.dev), op.loc, rest);
     return fail("E0405", at, rest);
   }
   return true;

@@ -16,6 +16,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
@@ -25,6 +26,18 @@
 #include <vector>
 
 namespace mdl::backend {
+
+/// The IR text of a segment for its device's `prepare`: one function
+/// @segment over the segment's region, with no devices (the device runs
+/// all of it). `rewrite` (optional) changes the copied region first.
+std::string segmentText(const ir::Operation &seg,
+                        const std::function<void(ir::Region &)> &rewrite = {});
+
+/// Where a device's error message "LINE:COL: message" points: `fallback`
+/// with that line and column (or `fallback` itself when the message has
+/// none); `rest` receives the message without the prefix.
+ir::Location deviceErrorLocation(const std::string &msg, const ir::Location &fallback,
+                                 std::string &rest);
 
 class Interpreter {
 public:

@@ -38,31 +38,6 @@ double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// The segment's IR text for a device: its region as function @segment,
-// with fusions spliced back into plain operations and no devices.
-std::string segmentText(const Operation &seg) {
-  Module m;
-  auto f = std::make_unique<Function>();
-  f->name = "segment";
-  f->loc = seg.loc;
-  ValueMap map;
-  cloneRegionInto(*seg.regions[0], *f->body, map);
-  passes::unfuse(*f->body);
-  for (auto &a : f->body->args)
-    a->device = -1;
-  walk(*f->body, [](Operation &op) {
-    op.device = -1;
-    op.placement = PlacementKind::None;
-    for (auto &r : op.results)
-      r->device = -1;
-  });
-  Operation *y = f->body->terminator();
-  for (Value *v : y->operands)
-    f->resultTypes.push_back(v->type);
-  y->kind = OpKind::Return;
-  m.addFunction(std::move(f));
-  return printModule(m);
-}
 
 // Every global's value, computed by the reference interpreter on a module
 // holding only the globals (initializers run once, weights are mapped).
@@ -73,18 +48,8 @@ bool materializeGlobals(const Module &m, DiagnosticEngine &diags, std::ostream &
     return true;
   Module tmp;
   tmp.devices = m.devices;
-  for (const Global &g : m.globals) {
-    Global c;
-    c.name = g.name;
-    c.isParam = g.isParam;
-    c.type = g.type;
-    c.pinnedDevice = g.pinnedDevice;
-    c.loc = g.loc;
-    c.init = std::make_unique<Region>();
-    ValueMap map;
-    cloneRegionInto(*g.init, *c.init, map);
-    tmp.globals.push_back(std::move(c));
-  }
+  for (const Global &g : m.globals)
+    tmp.globals.push_back(cloneGlobal(g));
   // Initializers may apply functions (an HLO reduce's reducer): they come
   // along, with their fusions spliced back for the interpreter.
   bool appliesFunctions = false;
@@ -410,7 +375,7 @@ bool JitRunner::Impl::load() {
         h->op = op;
         h->device = op->device;
         DeviceRuntime &rt = devices.runtime(op->device);
-        h->segment = rt.iface->prepare(rt.dev, segmentText(*op).c_str());
+        h->segment = rt.iface->prepare(rt.dev, segmentText(*op, passes::unfuse).c_str());
         if (!h->segment) {
           diags.error("E0403", op->loc, "device '" + m.devices[size_t(op->device)].name +
                                             "' cannot run this segment: " +

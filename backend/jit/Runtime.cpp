@@ -8,6 +8,7 @@
 // spins for long on a shared machine.
 #include "backend/jit/Runtime.h"
 #include "backend/cpu/KernelSupport.h"
+#include "backend/interp/Interpreter.h"
 #include "backend/jit/WorkerPool.h"
 
 #include <cblas.h>
@@ -200,21 +201,6 @@ template <typename T> void matmul(const int64_t *d, const T *a, const T *b, T *c
          c + at[size_t(n)][2], ldc);
 }
 
-// "LINE:COL: message" from a device, located in the segment's file.
-Location errorLocation(const std::string &msg, const Location &fallback, std::string &rest) {
-  unsigned line = 0, col = 0;
-  int used = 0;
-  if (std::sscanf(msg.c_str(), "%u:%u: %n", &line, &col, &used) == 2 && used > 0) {
-    rest = msg.substr(size_t(used));
-    Location l = fallback;
-    l.line = line;
-    l.col = col;
-    l.len = 1;
-    return l;
-  }
-  rest = msg;
-  return fallback;
-}
 
 Tensor wrap(const TensorType &t, void *p) {
   return Tensor(t, std::make_shared<Buffer>(p, size_t(t.byteSize()), nullptr));
@@ -409,7 +395,7 @@ int32_t mdl_rt_segment(RuntimeContext *ctx, SegmentHandle *seg, void *const *ins
   if (rt.iface->run(rt.dev, seg->segment, ins, outs) != 0) {
     std::string rest;
     mdl::ir::Location at =
-        mdl::backend::jit::errorLocation(rt.iface->last_error(rt.dev), seg->op->loc, rest);
+        mdl::backend::deviceErrorLocation(rt.iface->last_error(rt.dev), seg->op->loc, rest);
     return ctx->fail("E0405", at, rest);
   }
   return 0;

@@ -115,18 +115,8 @@ public:
   std::unique_ptr<Module> run(const SpecializeOptions &opts) {
     out_ = std::make_unique<Module>();
     out_->devices = in_.devices;
-    for (const Global &g : in_.globals) {
-      Global ng;
-      ng.name = g.name;
-      ng.isParam = g.isParam;
-      ng.type = g.type;
-      ng.pinnedDevice = g.pinnedDevice;
-      ng.loc = g.loc;
-      ng.init = std::make_unique<Region>();
-      ValueMap map;
-      cloneRegionInto(*g.init, *ng.init, map);
-      out_->globals.push_back(std::move(ng));
-    }
+    for (const Global &g : in_.globals)
+      out_->globals.push_back(cloneGlobal(g));
     std::vector<std::string> entries = opts.entries;
     if (entries.empty()) {
       if (in_.findFunction("main")) {
