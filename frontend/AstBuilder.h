@@ -1,5 +1,5 @@
 // Private interface between the parser driver (Parser.cpp) and the ANTLR
-// half of the parser (AstBuilder.cpp). Nothing here names an ANTLR type:
+// half of the parser (AntlrDriver.cpp and its neighbours). Nothing here names an ANTLR type:
 // the error log, the layout rules, literal values and the literal packer are
 // plain C++, defined in Parser.cpp, so that they can be read without the
 // generated code.
@@ -97,7 +97,7 @@ public:
     return levels_.empty() ? -1 : levels_.back().opener;
   }
   /// Marks the open brackets as belonging to an earlier piece of the input
-  /// (a large function is parsed in pieces; see AstBuilder.cpp).
+  /// (a large function is parsed in pieces; see AntlrDriver.cpp).
   void detachOpeners() {
     for (Level &l : levels_)
       l.opener = kOpenedEarlier;

@@ -7,7 +7,7 @@
 //   1. reject sources above kMaxSourceBytes;
 //   2. validate UTF-8 (an invalid byte is reported where it is, and parsing
 //      goes on: the lexer reads bytes, so it cannot fail on them);
-//   3. lex, apply the layout rules, parse and build the AST (AstBuilder.cpp)
+//   3. lex, apply the layout rules, parse and build the AST (AntlrDriver.cpp)
 //      on a thread with a 512 MiB stack, catching every exception;
 //   4. deliver the errors, at most one per line, in source order.
 #include "frontend/Parser.h"

@@ -11,6 +11,11 @@
 
 namespace mdl::frontend {
 
+/// "1 argument", "2 arguments".
+inline std::string plural(size_t n, const char *word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
 /// A name bound by `let`, a parameter, a loop variable or a carry.
 struct LocalVar {
   ir::TensorType type;

@@ -1,7 +1,7 @@
 // The grammar of mdl (see LANGUAGE.md), lexer and parser.
 //
 // The lexer emits every newline as an NL token; the token pass in
-// frontend/AstBuilder.cpp drops the ones that cannot end a statement (inside
+// frontend/AntlrDriver.cpp drops the ones that cannot end a statement (inside
 // `()` and `[]`, after a binary operator, `on`, a comma, `=`, `->` or `{`,
 // before `else`, `{`, `carry` or `->`) and collapses runs, so the parser
 // only sees an NL where a statement may end and the rules below treat it as
@@ -26,7 +26,7 @@ tokens { PACKED_TENSOR }
 file : sep* (item (sep+ item)*)? sep* EOF ;
 
 // A function too large to parse at once is parsed in pieces cut after a
-// newline in its body (see AstBuilder.cpp): its header with the first
+// newline in its body (see AntlrDriver.cpp): its header with the first
 // statements, runs of statements, then the last ones, the closing brace and
 // whatever follows on that line.
 fnHead : fnHeader LBRACE sep* (stmt (sep+ stmt)* sep*)? EOF ;
