@@ -9,12 +9,6 @@
 namespace mdl::frontend {
 
 
-using ir::Attribute;
-using ir::Dim;
-using ir::DType;
-using ir::TensorType;
-using stdlib::ParamKind;
-
 bool Sema::checkCall(CallExpr &e) {
   auto fn = out_->fnByName.find(e.callee.name);
   if (fn != out_->fnByName.end())

@@ -6,12 +6,6 @@
 namespace mdl::frontend {
 
 
-using ir::Attribute;
-using ir::Dim;
-using ir::DType;
-using ir::TensorType;
-using stdlib::ParamKind;
-
 bool Sema::checkRegionBlock(const Block &b, std::vector<TensorType> &yielded,
                             std::vector<Expr *> &yieldExprs) {
   unsigned before = diags_.errorCount();

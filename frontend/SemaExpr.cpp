@@ -9,12 +9,6 @@
 
 namespace mdl::frontend {
 
-using ir::Attribute;
-using ir::Dim;
-using ir::DType;
-using ir::TensorType;
-using stdlib::ParamKind;
-
 namespace {
 constexpr int kMaxExprDepth = 200000;
 

@@ -11,6 +11,12 @@
 
 namespace mdl::frontend {
 
+using ir::Attribute;
+using ir::Dim;
+using ir::DType;
+using ir::TensorType;
+using stdlib::ParamKind;
+
 /// "1 argument", "2 arguments".
 inline std::string plural(size_t n, const char *word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
