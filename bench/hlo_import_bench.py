@@ -111,6 +111,7 @@ def main():
     ap.add_argument("--dir", default=tempfile.gettempdir())
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()
+    os.makedirs(a.dir, exist_ok=True)
     failed = False
     for s in a.size or ["100M"]:
         target = parse_size(s)

@@ -9,7 +9,7 @@
 
 #include "backend/cpu/CpuDevice.h"
 #include "backend/interp/Interpreter.h"
-#include "backend/jit/JitRunner.h"
+#include "backend/jit/JitSession.h"
 #include "backend/runtime/Devices.h"
 #include "backend/runtime/Weights.h"
 #include "frontend/DiagnosticPrinter.h"
@@ -403,12 +403,14 @@ int runCommand(const DriverOptions &o) {
   // The backend: the reference interpreter, or the JIT (compiled, then
   // loaded: weights, arenas, linking).
   std::unique_ptr<backend::Interpreter> interp;
-  std::unique_ptr<backend::jit::JitRunner> runner;
+  std::unique_ptr<backend::jit::JitSession> runner;
   if (jit) {
     backend::jit::JitOptions jo;
     jo.cacheDir = o.cacheDir;
     jo.optLevel = o.optLevel;
-    runner = std::make_unique<backend::jit::JitRunner>(*c.placed, devices, c.diags, std::cout, jo);
+    runner = backend::jit::openJitSession(*c.placed, devices, c.diags, std::cout, jo);
+    if (!runner)
+      return 1;
     bool compiled = runner->compile();
     c.phase("codegen", t0);
     t0 = Clock::now();

@@ -12,6 +12,7 @@
 // a function like Interpreter::call: arguments and results in host memory.
 #pragma once
 
+#include "backend/jit/JitSession.h"
 #include "backend/runtime/Devices.h"
 #include "backend/runtime/Tensor.h"
 #include "ir/Diagnostics.h"
@@ -25,26 +26,6 @@
 #include <vector>
 
 namespace mdl::backend::jit {
-
-struct JitOptions {
-  std::string cacheDir; // empty: the in-memory cache only
-  int optLevel = 2;     // LLVM optimization level, 0..3
-};
-
-struct JitStats {
-  double codegenMs = 0;  // LLVM IR generation, optimization, object emission
-  double linkMs = 0;     // linking objects and resolving symbols
-  int functions = 0;     // function instances
-  int compiled = 0;      // ... compiled now
-  int cached = 0;        // ... taken from the cache (memory or disk)
-  int fusions = 0;       // loop kernels generated
-  /// Host arena bytes of all function instances (intermediates after
-  /// sharing), and what they would take without sharing.
-  int64_t peakIntermediateBytes = 0;
-  int64_t unsharedIntermediateBytes = 0;
-  /// Device arena bytes, per module device.
-  std::map<int, int64_t> deviceIntermediateBytes;
-};
 
 class JitRunner {
 public:

@@ -56,7 +56,10 @@ Location firstUse(const Module &m, int d) {
   return loc.valid() ? loc : m.devices[size_t(d)].loc;
 }
 
-std::string exeDir() {
+
+} // namespace
+
+std::string executableDir() {
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n <= 0)
@@ -64,8 +67,6 @@ std::string exeDir() {
   std::string p(buf, size_t(n));
   return p.substr(0, p.rfind('/'));
 }
-
-} // namespace
 
 DeviceSet::~DeviceSet() {
   for (auto &r : owned_)
@@ -141,7 +142,7 @@ bool DeviceSet::open(const Module &m, const DeviceOptions &opts, const mdl_devic
           if (const char *env = std::getenv("MDL_HIP_PLUGIN"))
             path = env;
         if (path.empty())
-          path = exeDir() + "/libmdl_hip.so";
+          path = executableDir() + "/libmdl_hip.so";
         pluginHandle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (!pluginHandle_) {
           const char *e = dlerror();

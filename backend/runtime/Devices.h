@@ -20,6 +20,10 @@
 
 namespace mdl::backend {
 
+/// The directory of the running binary, where mdl's plugins are (the JIT,
+/// a HIP device runtime).
+std::string executableDir();
+
 struct DeviceOptions {
   bool fallbackError = false;                                // --fallback=error
   std::vector<std::pair<std::string, std::string>> deviceMap; // --device-map A=B
