@@ -408,6 +408,8 @@ int runCommand(const DriverOptions &o) {
     backend::jit::JitOptions jo;
     jo.cacheDir = o.cacheDir;
     jo.optLevel = o.optLevel;
+    jo.sourceFile = o.file;
+    jo.jsonDiagnostics = o.diagnostics == "json";
     runner = backend::jit::openJitSession(*c.placed, devices, c.diags, std::cout, jo);
     if (!runner)
       return 1;

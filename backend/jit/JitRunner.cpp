@@ -12,6 +12,7 @@
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/CommandLine.h>
+#include <llvm/Support/ErrorHandling.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/thread.h>
 #include <llvm/Support/xxhash.h>
@@ -23,6 +24,7 @@
 #include <mutex>
 #include <omp.h>
 #include <sstream>
+#include <unistd.h>
 
 namespace mdl::backend::jit {
 
@@ -96,11 +98,43 @@ bool materializeGlobals(const Module &m, DiagnosticEngine &diags, std::ostream &
 
 } // namespace
 
+// Where the fatal-error handler (below) reports: set before each compile.
+static std::string fatalFile = "mdl";
+static std::atomic<bool> fatalJson{false};
+
 void initializeJit() {
   static std::once_flag once;
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    // An error LLVM cannot recover from ends the process; say so the way
+    // mdl reports everything else (a code, a reason, exit status 1) rather
+    // than with LLVM's bare "LLVM ERROR".
+    llvm::install_fatal_error_handler([](void *, const char *reason, bool) {
+      std::string what = std::string("internal error in LLVM: ") + reason +
+                         " (please report this; --backend=interp runs without LLVM)";
+      std::string msg;
+      if (fatalJson.load()) {
+        auto esc = [](const std::string &t) {
+          std::string o;
+          for (char c : t)
+            if (c == '"' || c == '\\')
+              o += std::string("\\") + c;
+            else if (static_cast<unsigned char>(c) < 0x20)
+              o += ' ';
+            else
+              o += c;
+          return o;
+        };
+        msg = "{\"code\":\"E0900\",\"severity\":\"error\",\"message\":\"" + esc(what) +
+              "\",\"file\":\"" + esc(fatalFile) + "\",\"line\":0,\"column\":0,\"notes\":[]}\n";
+      } else {
+        msg = fatalFile + ": error[E0900]: " + what + "\n";
+      }
+      ssize_t ignored = ::write(2, msg.data(), msg.size());
+      (void)ignored;
+      std::_Exit(1);
+    });
     // LLVM's own options, for investigating the JIT (-time-passes, ...).
     if (const char *args = std::getenv("MDL_LLVM_ARGS")) {
       std::vector<std::string> words = {"mdl"};
@@ -169,6 +203,9 @@ struct JitRunner::Impl {
 bool JitRunner::Impl::compile() {
   if (compiled)
     return true;
+  if (!opts.sourceFile.empty())
+    fatalFile = opts.sourceFile;
+  fatalJson = opts.jsonDiagnostics;
   initializeJit();
   hostMemory.assign(m.devices.size(), true);
   for (size_t d = 0; d < m.devices.size(); ++d)

@@ -31,6 +31,10 @@ namespace mdl::backend::jit {
 struct JitOptions {
   std::string cacheDir; // empty: the in-memory cache only
   int optLevel = 2;     // LLVM optimization level, 0..3
+  /// How an error inside LLVM that ends the process is reported: the
+  /// program's file and the diagnostic format (text or JSON lines).
+  std::string sourceFile;
+  bool jsonDiagnostics = false;
 };
 
 struct JitStats {
@@ -65,7 +69,7 @@ public:
 
 /// Changes whenever this interface or a type it names changes layout: the
 /// loader refuses a library built for another.
-constexpr int kJitInterfaceVersion = 1;
+constexpr int kJitInterfaceVersion = 2;
 
 /// The library's one export (C linkage): a session for `m` (partitioned,
 /// canonicalized and fused; it and `devices` must outlive the session),
