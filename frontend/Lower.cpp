@@ -10,6 +10,7 @@
 //    affinity pass can replicate them.
 #include "frontend/Lower.h"
 #include "ir/Half.h"
+#include "ir/Saturate.h"
 #include "stdlib/Registry.h"
 
 #include <algorithm>
@@ -57,7 +58,7 @@ void appendScalar(DType dt, double v, int64_t iv, bool isInt, std::vector<uint8_
     b.insert(b.end(), c, c + n);
   };
   if (!isInt)
-    iv = static_cast<int64_t>(v);
+    iv = ir::saturateToInt64(v); // only integer and bool element types read it
   else
     v = double(iv);
   switch (dt) {

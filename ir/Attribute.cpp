@@ -1,5 +1,6 @@
 // Attribute comparison, dense element access and round-trip number printing.
 #include "ir/Attribute.h"
+#include "ir/Saturate.h"
 #include "ir/Half.h"
 
 #include <charconv>
@@ -38,7 +39,7 @@ int64_t DenseData::elementAsInt(int64_t i) const {
   case DType::U8: return loadAt<uint8_t>(bytes, i);
   case DType::I32: return loadAt<int32_t>(bytes, i);
   case DType::I64: return loadAt<int64_t>(bytes, i);
-  default: return static_cast<int64_t>(elementAsDouble(i));
+  default: return saturateToInt64(elementAsDouble(i));
   }
 }
 

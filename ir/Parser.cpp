@@ -4,6 +4,7 @@
 // resolved by their %N names in text order, which is SSA order because
 // regions are structured.
 #include "ir/Parser.h"
+#include "ir/Saturate.h"
 #include "ir/Half.h"
 
 #include <cctype>
@@ -325,7 +326,7 @@ private:
       } else {
         return error("expected a literal element");
       }
-      appendElement(t.dtype, v, isInt ? iv : int64_t(v), bytes);
+      appendElement(t.dtype, v, isInt ? iv : saturateToInt64(v), bytes);
       return advance();
     }
     if (!eatPunct('['))
