@@ -8,6 +8,7 @@
 // specialization becomes `?`. The specializer runs the same rules again on
 // static shapes, so every run-time program is fully checked.
 #include "stdlib/ShapeRules.h"
+#include "stdlib/RuleSupport.h"
 
 #include <algorithm>
 #include <map>
@@ -24,33 +25,7 @@ using ir::TensorType;
 
 namespace {
 
-InferResult fail(std::string code, std::string msg, int operand = -1) {
-  InferResult r;
-  r.error = RuleError{std::move(code), std::move(msg), operand};
-  return r;
-}
-
-InferResult ok(std::vector<TensorType> types) {
-  InferResult r;
-  r.types = std::move(types);
-  return r;
-}
-
 InferResult ok1(TensorType t) { return ok({std::move(t)}); }
-
-Attribute *findAttr(std::vector<NamedAttr> &attrs, const char *name) {
-  for (NamedAttr &a : attrs)
-    if (a.name == name)
-      return &a.value;
-  return nullptr;
-}
-
-void setAttr(std::vector<NamedAttr> &attrs, const char *name, Attribute v) {
-  if (Attribute *a = findAttr(attrs, name))
-    *a = std::move(v);
-  else
-    attrs.push_back({name, std::move(v)});
-}
 
 int64_t intOf(std::vector<NamedAttr> &attrs, const char *name, int64_t d) {
   Attribute *a = findAttr(attrs, name);

@@ -95,7 +95,7 @@ InferResult compare(const Ops &ops, Attrs &attrs) {
 }
 
 InferResult convert(const Ops &ops, Attrs &attrs) {
-  Attribute *t = find(attrs, "dtype");
+  Attribute *t = findAttr(attrs, "dtype");
   if (!t || t->kind() != Attribute::Kind::DType)
     return bad("convert needs an element type: convert(x, i32)");
   boolOf(attrs, "from_unsigned");
@@ -104,7 +104,7 @@ InferResult convert(const Ops &ops, Attrs &attrs) {
 }
 
 InferResult bitcastConvert(const Ops &ops, Attrs &attrs) {
-  Attribute *t = find(attrs, "dtype");
+  Attribute *t = findAttr(attrs, "dtype");
   if (!t || t->kind() != Attribute::Kind::DType)
     return bad("bitcast_convert needs an element type");
   if (ir::dtypeSize(t->asDType()) != ir::dtypeSize(ops[0].dtype))
@@ -116,7 +116,7 @@ InferResult bitcastConvert(const Ops &ops, Attrs &attrs) {
 // --- Creation and data movement ---------------------------------------------
 
 InferResult iota(const Ops &, Attrs &attrs) {
-  Attribute *t = find(attrs, "type");
+  Attribute *t = findAttr(attrs, "type");
   if (!t || t->kind() != Attribute::Kind::Type)
     return bad("iota needs a tensor type such as i32[4, 3]");
   const TensorType &ty = t->asType();

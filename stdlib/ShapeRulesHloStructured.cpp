@@ -4,6 +4,7 @@
 // batch normalization. They follow XLA's shape inference and check every
 // index an attribute names, so a kernel never sees an attribute that would
 // make it read out of bounds.
+#include "stdlib/ConvLabels.h"
 #include "stdlib/ShapeRulesHloSupport.h"
 
 namespace mdl::stdlib::hlorules {
@@ -20,7 +21,7 @@ bool sameDims(const TensorType &a, const TensorType &b) {
 }
 
 bool hasFunction(Attrs &attrs, const char *name) {
-  Attribute *a = find(attrs, name);
+  Attribute *a = findAttr(attrs, name);
   return a && a->kind() == Attribute::Kind::Symbol;
 }
 
@@ -70,28 +71,6 @@ bool inputsAndInits(const Ops &ops, size_t &n, InferResult &err) {
   return true;
 }
 
-// `b01f_01io->b01f`: positions of batch/feature and spatial dimensions.
-struct Labels {
-  int64_t a = -1, b = -1; // b,f for lhs/out; i,o for the kernel
-  Ints spatial;
-};
-
-bool parseLabels(const std::string &s, char first, char second, Labels &out) {
-  int64_t n = int64_t(s.size());
-  out.spatial.assign(size_t(n >= 2 ? n - 2 : 0), -1);
-  for (int64_t i = 0; i < n; ++i) {
-    char c = s[size_t(i)];
-    if (c == first && out.a < 0)
-      out.a = i;
-    else if (c == second && out.b < 0)
-      out.b = i;
-    else if (c >= '0' && c <= '9' && c - '0' < n - 2 && out.spatial[size_t(c - '0')] < 0)
-      out.spatial[size_t(c - '0')] = i;
-    else
-      return false;
-  }
-  return n >= 2 && out.a >= 0 && out.b >= 0;
-}
 
 } // namespace
 
@@ -217,7 +196,7 @@ InferResult sortRule(const Ops &ops, Attrs &attrs) {
   int64_t d = intOf(attrs, "dimension", 0);
   if (ops.empty() || !normalizeAxis(d, ops[0].rank()))
     return bad("sort dimension is out of range");
-  set(attrs, "dimension", Attribute::integer(d));
+  setAttr(attrs, "dimension", Attribute::integer(d));
   boolOf(attrs, "is_stable");
   std::string order = strOf(attrs, "order");
   if (order.empty() ? !hasFunction(attrs, "comparator")
@@ -230,7 +209,7 @@ InferResult mapRule(const Ops &ops, Attrs &attrs) {
   for (size_t i = 1; i < ops.size(); ++i)
     if (!sameDims(ops[i], ops[0]))
       return fail("E0202", "map inputs have different shapes", int(i));
-  Attribute *t = find(attrs, "dtype");
+  Attribute *t = findAttr(attrs, "dtype");
   if (ops.empty() || !hasFunction(attrs, "fn") || !t || t->kind() != Attribute::Kind::DType)
     return bad("map needs inputs, fn = FN and dtype = TYPE");
   return ok({TensorType(t->asDType(), ops[0].dims)});
@@ -268,7 +247,7 @@ InferResult dotRule(const Ops &ops, Attrs &attrs) {
     if (!contains(ra, i))
       s.push_back(b.dims[size_t(i)]);
   DType out = a.dtype;
-  if (Attribute *t = find(attrs, "dtype")) {
+  if (Attribute *t = findAttr(attrs, "dtype")) {
     if (t->kind() != Attribute::Kind::DType)
       return bad("dot_general dtype must be an element type");
     out = t->asDType();
@@ -281,16 +260,11 @@ InferResult convRule(const Ops &ops, Attrs &attrs) {
   if (x.dtype != w.dtype || !ir::isFloat(x.dtype))
     return fail("E0201", "convolution expects floating-point operands of one element type", 1);
   std::string labels = strOf(attrs, "dim_labels");
-  size_t us = labels.find('_'), ar = labels.find("->");
-  Labels in, k, out;
-  if (us == std::string::npos || ar == std::string::npos || ar < us ||
-      !parseLabels(labels.substr(0, us), 'b', 'f', in) ||
-      !parseLabels(labels.substr(us + 1, ar - us - 1), 'i', 'o', k) ||
-      !parseLabels(labels.substr(ar + 2), 'b', 'f', out) || in.spatial.size() != k.spatial.size() ||
-      in.spatial.size() != out.spatial.size() || int(labels.substr(0, us).size()) != x.rank() ||
-      int(labels.substr(us + 1, ar - us - 1).size()) != w.rank())
+  std::optional<ConvDimLabels> parsed = parseConvDimLabels(labels);
+  if (!parsed || parsed->input.rank() != x.rank() || parsed->kernel.rank() != w.rank())
     return bad("dim_labels \"" + labels + "\" do not describe a convolution of " + x.str() +
                " by " + w.str() + " (expected e.g. \"b01f_01io->b01f\")");
+  const DimLabels &in = parsed->input, &k = parsed->kernel, &out = parsed->output;
   size_t s = in.spatial.size();
   Ints strides, pad, ldil, rdil;
   if (!intList(attrs, "strides", Ints(s, 1), strides) || !intList(attrs, "padding", Ints(2 * s, 0), pad) ||
@@ -303,8 +277,8 @@ InferResult convRule(const Ops &ops, Attrs &attrs) {
     if (strides[i] <= 0 || ldil[i] <= 0 || rdil[i] <= 0)
       return bad("convolution strides and dilations must be positive");
   int64_t g = intOf(attrs, "feature_groups", 1), bg = intOf(attrs, "batch_groups", 1);
-  set(attrs, "feature_groups", Attribute::integer(g));
-  set(attrs, "batch_groups", Attribute::integer(bg));
+  setAttr(attrs, "feature_groups", Attribute::integer(g));
+  setAttr(attrs, "batch_groups", Attribute::integer(bg));
   if (g < 1 || bg < 1 || (g > 1 && bg > 1))
     return bad("feature_groups and batch_groups must be positive, and only one above 1");
   const Dim &n = x.dims[size_t(in.a)], &c = x.dims[size_t(in.b)];
@@ -328,7 +302,7 @@ InferResult convRule(const Ops &ops, Attrs &attrs) {
                       : Dim::unknown();
   }
   DType dtype = x.dtype;
-  if (Attribute *t = find(attrs, "dtype")) {
+  if (Attribute *t = findAttr(attrs, "dtype")) {
     if (t->kind() != Attribute::Kind::DType)
       return bad("convolution dtype must be an element type");
     dtype = t->asDType();
@@ -345,7 +319,7 @@ InferResult reduceRule(const Ops &ops, Attrs &attrs) {
   if (!intList(attrs, "dims", {}, dims) || !axesOk(dims, ops[0].rank()))
     return bad("reduce dims must be distinct dimensions of " + ops[0].str());
   std::sort(dims.begin(), dims.end());
-  set(attrs, "dims", Attribute::intList(dims));
+  setAttr(attrs, "dims", Attribute::intList(dims));
   std::string r = strOf(attrs, "reducer");
   if ((r == "and" || r == "or") != (ops[0].dtype == DType::Bool) && !r.empty())
     return fail("E0201", "reducer \"" + r + "\" does not apply to " + dt(ops[0].dtype), 0);
@@ -427,7 +401,7 @@ bool batchNormOk(const Ops &ops, Attrs &attrs, std::vector<size_t> vectors, size
     err = bad("batch normalization needs a floating-point input and a feature_index in range");
     return false;
   }
-  if (!find(attrs, "epsilon")) {
+  if (!findAttr(attrs, "epsilon")) {
     err = bad("batch normalization needs an epsilon");
     return false;
   }

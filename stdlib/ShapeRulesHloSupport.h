@@ -3,6 +3,7 @@
 // ShapeRulesHloStructured.cpp.
 #pragma once
 
+#include "stdlib/RuleSupport.h"
 #include "stdlib/ShapeRules.h"
 
 #include <algorithm>
@@ -22,34 +23,12 @@ using Ops = std::vector<TensorType>;
 using Attrs = std::vector<NamedAttr>;
 using Ints = std::vector<int64_t>;
 
-inline InferResult fail(std::string code, std::string msg, int operand = -1) {
-  InferResult r;
-  r.error = RuleError{std::move(code), std::move(msg), operand};
-  return r;
-}
 inline InferResult bad(std::string msg) { return fail("E0204", std::move(msg)); }
-inline InferResult ok(std::vector<TensorType> types) {
-  InferResult r;
-  r.types = std::move(types);
-  return r;
-}
 
-inline Attribute *find(Attrs &attrs, const char *name) {
-  for (NamedAttr &a : attrs)
-    if (a.name == name)
-      return &a.value;
-  return nullptr;
-}
-inline void set(Attrs &attrs, const char *name, Attribute v) {
-  if (Attribute *a = find(attrs, name))
-    *a = std::move(v);
-  else
-    attrs.push_back({name, std::move(v)});
-}
 // An integer list attribute; `dflt` (and canonicalized into the attributes)
 // when absent or empty. False when the attribute has another kind.
 inline bool intList(Attrs &attrs, const char *name, const Ints &dflt, Ints &out) {
-  Attribute *a = find(attrs, name);
+  Attribute *a = findAttr(attrs, name);
   if (a && a->kind() == Attribute::Kind::Int)
     out = {a->asInt()};
   else if (a && a->kind() == Attribute::Kind::IntList)
@@ -60,25 +39,25 @@ inline bool intList(Attrs &attrs, const char *name, const Ints &dflt, Ints &out)
     out.clear();
   if (out.empty())
     out = dflt;
-  set(attrs, name, Attribute::intList(out));
+  setAttr(attrs, name, Attribute::intList(out));
   return true;
 }
 inline int64_t intOf(Attrs &attrs, const char *name, int64_t d) {
-  Attribute *a = find(attrs, name);
+  Attribute *a = findAttr(attrs, name);
   return a && a->kind() == Attribute::Kind::Int ? a->asInt() : d;
 }
 inline std::string strOf(Attrs &attrs, const char *name, const std::string &d = "") {
-  Attribute *a = find(attrs, name);
+  Attribute *a = findAttr(attrs, name);
   if (!a) {
-    set(attrs, name, Attribute::string(d));
+    setAttr(attrs, name, Attribute::string(d));
     return d;
   }
   return a->kind() == Attribute::Kind::String ? a->asString() : d;
 }
 inline bool boolOf(Attrs &attrs, const char *name) {
-  Attribute *a = find(attrs, name);
+  Attribute *a = findAttr(attrs, name);
   if (!a) {
-    set(attrs, name, Attribute::boolean(false));
+    setAttr(attrs, name, Attribute::boolean(false));
     return false;
   }
   return a->kind() == Attribute::Kind::Bool && a->asBool();

@@ -13,6 +13,7 @@
 // group j reads input batch group j).
 #include "backend/cpu/HloKernels.h"
 #include "backend/cpu/HloPack.h"
+#include "stdlib/ConvLabels.h"
 
 namespace mdl::backend::cpu {
 
@@ -20,31 +21,11 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-struct Labels {
-  int64_t a = -1, b = -1;
-  Ints spatial;
-};
-
-bool parse(const std::string &s, char first, char second, Labels &out) {
-  int64_t n = int64_t(s.size());
-  out.spatial.assign(size_t(n >= 2 ? n - 2 : 0), -1);
-  for (int64_t i = 0; i < n; ++i) {
-    char c = s[size_t(i)];
-    if (c == first && out.a < 0)
-      out.a = i;
-    else if (c == second && out.b < 0)
-      out.b = i;
-    else if (c >= '0' && c <= '9' && c - '0' < n - 2 && out.spatial[size_t(c - '0')] < 0)
-      out.spatial[size_t(c - '0')] = i;
-    else
-      return false;
-  }
-  return n >= 2 && out.a >= 0 && out.b >= 0;
-}
 
 template <typename T>
 Status convTyped(const ir::Operation &op, const Tensor &x, const Tensor &w, Tensor &y,
-                 const Labels &li, const Labels &lk, const Labels &lo) {
+                 const stdlib::DimLabels &li, const stdlib::DimLabels &lk,
+                 const stdlib::DimLabels &lo) {
   using C = AccT<T>;
   size_t s = li.spatial.size();
   const Ints &strides = op.intListAttr("strides"), &pad = op.intListAttr("padding"),
@@ -138,21 +119,16 @@ Status convTyped(const ir::Operation &op, const Tensor &x, const Tensor &w, Tens
 Status runHloConvolution(const ir::Operation &op, const std::vector<Tensor> &in,
                          std::vector<Tensor> &out) {
   std::string labels = op.stringAttr("dim_labels");
-  size_t us = labels.find('_'), ar = labels.find("->");
-  Labels li, lk, lo;
-  if (us == std::string::npos || ar == std::string::npos || ar < us ||
-      !parse(labels.substr(0, us), 'b', 'f', li) ||
-      !parse(labels.substr(us + 1, ar - us - 1), 'i', 'o', lk) ||
-      !parse(labels.substr(ar + 2), 'b', 'f', lo) || int(li.spatial.size() + 2) != in[0].rank() ||
-      int(lk.spatial.size() + 2) != in[1].rank() || int(lo.spatial.size() + 2) != out[0].rank() ||
-      in[0].dtype() != in[1].dtype())
+  std::optional<stdlib::ConvDimLabels> l = stdlib::parseConvDimLabels(labels);
+  if (!l || l->input.rank() != in[0].rank() || l->kernel.rank() != in[1].rank() ||
+      l->output.rank() != out[0].rank() || in[0].dtype() != in[1].dtype())
     return "convolution dim_labels '" + labels + "' do not match its operands";
   return visitDType(in[0].dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (!kIsFloat<T>)
       return std::string("convolution expects floating-point operands");
     else
-      return convTyped<T>(op, in[0], in[1], out[0], li, lk, lo);
+      return convTyped<T>(op, in[0], in[1], out[0], l->input, l->kernel, l->output);
   });
 }
 
