@@ -37,6 +37,15 @@ std::string unquote(std::string_view s);
 struct HloWindow {
   IntVec size, stride, padLo, padHi, lhsDilate, rhsDilate;
   bool reversal = false; // some `rhs_reversal` entry is 1
+  /// The padding as mdl's attributes write it: lo, hi per dimension.
+  IntVec padding() const {
+    IntVec pad;
+    for (size_t i = 0; i < padLo.size(); ++i) {
+      pad.push_back(padLo[i]);
+      pad.push_back(padHi[i]);
+    }
+    return pad;
+  }
 };
 /// Parses a window; `rank` fills defaults (stride 1, pad 0, dilation 1).
 std::optional<HloWindow> parseWindow(std::string_view s);

@@ -42,6 +42,19 @@ struct OpCtx {
   }
   /// The IR type of the (array) result.
   std::optional<ir::TensorType> result() { return t.typeOf(inst.shape); }
+  /// The IR types of the result's leaves (a tuple's, in order); false
+  /// after a report.
+  bool resultTypes(std::vector<ir::TensorType> &types) {
+    std::vector<const HloShape *> leaves;
+    inst.shape.leaves(leaves);
+    for (const HloShape *s : leaves) {
+      auto ty = t.typeOf(*s);
+      if (!ty)
+        return false;
+      types.push_back(*ty);
+    }
+    return true;
+  }
   /// True when operand i is u32/u64 (stored signless).
   bool unsignedOperand(size_t i) const {
     return i < ops.size() && !ops[i]->shape->isTuple && isSignlessUnsigned(ops[i]->shape->type);

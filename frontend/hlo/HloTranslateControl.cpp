@@ -56,18 +56,6 @@ struct Control : OpCtx {
     return out;
   }
 
-  bool resultTypes(std::vector<TensorType> &types) {
-    std::vector<const HloShape *> leaves;
-    inst.shape.leaves(leaves);
-    for (const HloShape *s : leaves) {
-      auto ty = t.typeOf(*s);
-      if (!ty)
-        return false;
-      types.push_back(*ty);
-    }
-    return true;
-  }
-
   Operation *structural(OpKind k, std::vector<Value *> operands,
                         const std::vector<TensorType> &types) {
     auto op = std::make_unique<Operation>(k, t.loc());

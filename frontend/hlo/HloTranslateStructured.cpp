@@ -28,17 +28,15 @@ struct Structured : OpCtx {
     return true;
   }
 
-  // The result leaves' IR types.
-  bool resultTypes(std::vector<TensorType> &types) {
-    std::vector<const HloShape *> leaves;
-    inst.shape.leaves(leaves);
-    for (const HloShape *s : leaves) {
-      auto ty = t.typeOf(*s);
-      if (!ty)
-        return false;
-      types.push_back(*ty);
+  // The `window` of an operation over arrays of rank `rank`; nullopt after
+  // a report.
+  std::optional<HloWindow> windowOver(const HloAttr *wa, int rank) {
+    auto win = parseWindow(wa->value);
+    if (!win || int(win->size.size()) != rank) {
+      t.malformed("window must have one entry per dimension", wa);
+      return std::nullopt;
     }
-    return true;
+    return win;
   }
 
   bool finish(Operation *op) {
@@ -122,11 +120,9 @@ struct Structured : OpCtx {
       x = toType(x, rt->dtype);
       w = toType(w, rt->dtype);
     }
-    IntVec pad;
+    IntVec pad = win.padding();
     bool symmetric = true, plain = true;
     for (size_t i = 0; i < win.size.size(); ++i) {
-      pad.push_back(win.padLo[i]);
-      pad.push_back(win.padHi[i]);
       symmetric &= win.padLo[i] == win.padHi[i] && win.padLo[i] >= 0;
       plain &= win.lhsDilate[i] == 1 && win.rhsDilate[i] == 1;
     }
@@ -197,16 +193,10 @@ struct Structured : OpCtx {
     const HloAttr *wa = t.need("window");
     if (!arrays(vs) || !resultTypes(types) || !wa)
       return poison();
-    auto win = parseWindow(wa->value);
-    if (!win || int(win->size.size()) != vs[0]->type.rank()) {
-      t.malformed("window must have one entry per dimension", wa);
+    auto win = windowOver(wa, vs[0]->type.rank());
+    if (!win)
       return poison();
-    }
-    IntVec pad;
-    for (size_t i = 0; i < win->size.size(); ++i) {
-      pad.push_back(win->padLo[i]);
-      pad.push_back(win->padHi[i]);
-    }
+    IntVec pad = win->padding();
     std::vector<NamedAttr> attrs = {{"window", Attribute::intList(win->size)},
                                     {"strides", Attribute::intList(win->stride)},
                                     {"base_dilation", Attribute::intList(win->lhsDilate)},
@@ -226,16 +216,10 @@ struct Structured : OpCtx {
     const HloComputation *sel = t.computationAttr("select");
     if (!rt || !wa || !sel)
       return poison();
-    auto win = parseWindow(wa->value);
-    if (!win || int(win->size.size()) != vs[0]->type.rank()) {
-      t.malformed("window must have one entry per dimension", wa);
+    auto win = windowOver(wa, vs[0]->type.rank());
+    if (!win)
       return poison();
-    }
-    IntVec pad;
-    for (size_t i = 0; i < win->size.size(); ++i) {
-      pad.push_back(win->padLo[i]);
-      pad.push_back(win->padHi[i]);
-    }
+    IntVec pad = win->padding();
     std::vector<NamedAttr> attrs = {{"window", Attribute::intList(win->size)},
                                     {"strides", Attribute::intList(win->stride)},
                                     {"padding", Attribute::intList(pad)}};
