@@ -3,6 +3,7 @@
 
 #include <cassert>
 #include <cstring>
+#include <set>
 #include <unordered_map>
 
 namespace mdl::ir {
@@ -201,6 +202,20 @@ std::unique_ptr<Operation> cloneOp(const Operation &op, ValueMap &map) {
     map[res.get()] = nv;
   }
   return copy;
+}
+
+std::vector<const Function *> uncalledFunctions(const Module &m) {
+  std::set<std::string> called;
+  for (auto &f : m.functions)
+    walk(*f->body, [&](const Operation &op) {
+      if (op.kind == OpKind::Call)
+        called.insert(op.stringAttr("callee"));
+    });
+  std::vector<const Function *> out;
+  for (auto &f : m.functions)
+    if (!called.count(f->name))
+      out.push_back(f.get());
+  return out;
 }
 
 Global cloneGlobal(const Global &g) {

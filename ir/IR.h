@@ -194,5 +194,8 @@ void cloneRegionInto(const Region &src, Region &dst, ValueMap &map);
 std::unique_ptr<Operation> cloneOp(const Operation &op, ValueMap &map);
 /// Deep-copies a global (its initializer included).
 Global cloneGlobal(const Global &g);
+/// The functions no call refers to, in module order: the entry points when
+/// none is named.
+std::vector<const Function *> uncalledFunctions(const Module &m);
 
 } // namespace mdl::ir

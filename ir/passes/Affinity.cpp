@@ -69,19 +69,10 @@ public:
     for (const Global &g : in_.globals)
       out_->globals.push_back(cloneGlobal(g));
     std::vector<const Function *> roots;
-    if (const Function *e = in_.findFunction(opts_.entry)) {
+    if (const Function *e = in_.findFunction(opts_.entry))
       roots.push_back(e);
-    } else {
-      std::set<std::string> called;
-      for (auto &f : in_.functions)
-        walk(*f->body, [&](const Operation &op) {
-          if (op.kind == OpKind::Call)
-            called.insert(op.stringAttr("callee"));
-        });
-      for (auto &f : in_.functions)
-        if (!called.count(f->name))
-          roots.push_back(f.get());
-    }
+    else
+      roots = uncalledFunctions(in_);
     for (const Function *f : roots) {
       std::vector<int> args(f->body->args.size(), in_.defaultDevice());
       instantiate(*f, args, kFloat, true);

@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <tuple>
 
 namespace mdl::passes {
@@ -122,15 +121,8 @@ public:
       if (in_.findFunction("main")) {
         entries.push_back("main");
       } else {
-        std::set<std::string> called;
-        for (auto &f : in_.functions)
-          walk(*f->body, [&](const Operation &op) {
-            if (op.kind == OpKind::Call)
-              called.insert(op.stringAttr("callee"));
-          });
-        for (auto &f : in_.functions)
-          if (!called.count(f->name))
-            entries.push_back(f->name);
+        for (const Function *f : uncalledFunctions(in_))
+          entries.push_back(f->name);
       }
     }
     for (const std::string &e : entries) {
