@@ -19,9 +19,9 @@ cd "$root"
 
 packages=(
   cmake ninja-build g++ make pkg-config
-  antlr4 libantlr4-runtime-dev
-  llvm-19-dev llvm-19-tools libzstd-dev
-  libopenblas-dev libomp-dev
+  antlr4 libantlr4-runtime-dev uuid-dev
+  llvm-19-dev llvm-19-tools libzstd-dev zlib1g-dev
+  libopenblas-dev libomp-dev libdnnl-dev
   libgtest-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev
   python3 python3-numpy
