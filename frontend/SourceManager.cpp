@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -36,8 +37,38 @@ const SourceBuffer *SourceManager::addBuffer(const std::string &name,
   return raw;
 }
 
+namespace {
+
+/// Everything a stream holds, to its end (pipes, FIFOs, terminals: their
+/// size is not known in advance).
+bool readAll(std::istream &in, std::string &text, std::string &error) {
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) {
+    error = std::strerror(errno);
+    return false;
+  }
+  text = ss.str();
+  return true;
+}
+
+/// A UTF-8 byte-order mark says nothing to the language: it is dropped.
+void dropByteOrderMark(std::string &text) {
+  if (text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0)
+    text.erase(0, 3);
+}
+
+} // namespace
+
 const SourceBuffer *SourceManager::load(const std::string &path,
                                         std::string &error) {
+  std::string text;
+  if (path == "-") {
+    if (!readAll(std::cin, text, error))
+      return nullptr;
+    dropByteOrderMark(text);
+    return addBuffer(kStdinName, std::move(text));
+  }
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     error = std::strerror(errno);
@@ -52,10 +83,14 @@ const SourceBuffer *SourceManager::load(const std::string &path,
     error = std::strerror(errno);
     return nullptr;
   }
-  std::string text;
-  text.resize(static_cast<size_t>(st.st_size));
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
+  if (S_ISREG(st.st_mode)) {
+    text.resize(static_cast<size_t>(st.st_size));
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+  } else if (!readAll(in, text, error)) { // /dev/stdin, a FIFO, a terminal
+    return nullptr;
+  }
+  dropByteOrderMark(text);
   return addBuffer(path, std::move(text));
 }
 

@@ -26,7 +26,13 @@ struct SourceBuffer {
 
 class SourceManager {
 public:
-  /// Reads a file from disk. On failure returns null and sets `error`.
+  /// The name under which standard input (`-`) appears in diagnostics.
+  static constexpr const char *kStdinName = "<stdin>";
+
+  /// Reads a file from disk: a regular file, or anything readable to its
+  /// end (a pipe, a FIFO, /dev/stdin); `-` is standard input, named
+  /// kStdinName. A UTF-8 byte-order mark at the start is dropped. On
+  /// failure returns null and sets `error`.
   const SourceBuffer *load(const std::string &path, std::string &error);
   /// Registers text that does not come from a file (REPL input, tests).
   const SourceBuffer *addBuffer(const std::string &name, std::string text);

@@ -61,6 +61,39 @@ int64_t TensorType::numElements() const {
   return n;
 }
 
+bool TensorType::fitsInMemory() const {
+  if (!isStatic())
+    return false;
+  unsigned __int128 bytes = dtypeSize(dtype);
+  for (const Dim &d : dims) {
+    if (d.size < 0)
+      return false;
+    bytes *= uint64_t(d.size);
+    if (bytes > uint64_t(kMaxTensorBytes))
+      return false;
+  }
+  return true;
+}
+
+std::string TensorType::byteSizeText() const {
+  unsigned __int128 bytes = dtypeSize(dtype);
+  bool overflow = false;
+  for (const Dim &d : dims) {
+    unsigned __int128 next = bytes * uint64_t(d.isStatic() && d.size > 0 ? d.size : 0);
+    if (d.size > 0 && next / uint64_t(d.size) != bytes)
+      overflow = true;
+    bytes = next;
+  }
+  if (overflow)
+    return "more than 10^38";
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), char('0' + int(bytes % 10)));
+    bytes /= 10;
+  } while (bytes != 0);
+  return digits;
+}
+
 std::vector<int64_t> TensorType::sizes() const {
   assert(isStatic() && "sizes() of a type with symbolic dimensions");
   std::vector<int64_t> out;

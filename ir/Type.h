@@ -30,6 +30,12 @@ bool isFloat(DType t);
 bool isInteger(DType t); // signed or unsigned, not bool
 bool isSigned(DType t);
 
+/// The most bytes a tensor may hold: 2^47 (128 TiB), all the address space a
+/// user process has on x86-64 (and on AArch64 with 48-bit addresses). A type
+/// above it can never be allocated, so it is refused when the program is
+/// checked (E0212) instead of failing when it runs.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 47;
+
 /// One dimension: a static size, a symbol, or unknown.
 struct Dim {
   int64_t size = 0;  // valid when sym is empty
@@ -65,6 +71,11 @@ struct TensorType {
   /// Number of elements; only meaningful when isStatic().
   int64_t numElements() const;
   int64_t byteSize() const { return numElements() * int64_t(dtypeSize(dtype)); }
+  /// True when the type is static and its bytes fit kMaxTensorBytes (the
+  /// product of its sizes neither overflows nor exceeds the limit).
+  bool fitsInMemory() const;
+  /// The exact byte size in decimal, even where it exceeds int64.
+  std::string byteSizeText() const;
   std::vector<int64_t> sizes() const; // static sizes; asserts isStatic()
   /// `f32[4, B]`, or `f32` for a scalar.
   std::string str() const;

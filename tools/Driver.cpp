@@ -19,6 +19,7 @@
 #include "frontend/hlo/HloImport.h"
 #include "ir/Printer.h"
 #include "tools/Graph.h"
+#include "tools/OutputFiles.h"
 #include "ir/passes/Affinity.h"
 #include "ir/passes/Canonicalize.h"
 #include "ir/passes/Fuse.h"
@@ -29,6 +30,7 @@
 #include "ir/passes/Verify.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cstring>
 #include <iostream>
@@ -44,6 +46,12 @@ namespace mdl::tools {
 using backend::Tensor;
 using ir::DiagnosticEngine;
 using ir::TensorType;
+
+const std::vector<std::string> &passNames() {
+  static const std::vector<std::string> names = {
+      "lower", "specialize", "affinity", "transfers", "partition", "canonicalize", "fuse"};
+  return names;
+}
 
 namespace {
 
@@ -182,6 +190,8 @@ public:
   /// Prints (--print-ir-after) and verifies (--verify-each, always after
   /// lowering) the module produced by a step.
   bool afterPass(const std::string &name, const ir::Module &m) {
+    assert(std::count(passNames().begin(), passNames().end(), name) == 1 &&
+           "a step missing from passNames()");
     const auto &p = opts.printIrAfter;
     if (std::find(p.begin(), p.end(), name) != p.end() ||
         std::find(p.begin(), p.end(), "all") != p.end()) {
@@ -257,24 +267,19 @@ struct Finish {
 
 int exitCode(const Compilation &c) { return c.diags.hasErrors() ? 1 : 0; }
 
-bool makeDirs(const std::string &dir, std::string &err) {
-  std::string cur;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = dir.find('/', pos + 1);
-    cur = dir.substr(0, pos);
-    if (cur.empty())
-      continue;
-    if (mkdir(cur.c_str(), 0777) != 0 && errno != EEXIST) {
-      err = cur + ": " + std::strerror(errno);
-      return false;
-    }
-  }
-  struct stat st;
-  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    err = dir + ": not a directory";
+/// Reports E0408 when writing `output` would replace a file the command
+/// reads (the program, an --input): the user's file is never lost.
+bool refuseOverwrite(Compilation &c, const std::string &output) {
+  std::vector<std::string> inputs = {c.opts.file};
+  for (const std::string &spec : c.opts.inputs)
+    inputs.push_back(spec.substr(spec.find('=') + 1));
+  std::string which;
+  if (!overwritesInput(output, inputs, which))
     return false;
-  }
+  ir::Location loc;
+  loc.file = ir::internFile(output);
+  c.diags.error("E0408", loc, "refusing to write '" + output + "': it is the input '" + which +
+                                  "', which would be lost");
   return true;
 }
 
@@ -282,6 +287,7 @@ bool makeDirs(const std::string &dir, std::string &err) {
 bool readInputs(Compilation &c, const ir::Function &entry, std::vector<Tensor> &args) {
   std::vector<ir::Value *> params = entry.args();
   args.assign(params.size(), Tensor());
+  std::vector<bool> given(params.size(), false);
   bool ok = true;
   // Where to point at an argument: its declaration in a .mdl source, else
   // the function.
@@ -320,7 +326,15 @@ bool readInputs(Compilation &c, const ir::Function &entry, std::vector<Tensor> &
       ok = false;
       continue;
     }
-    auto t = backend::readNpy(file);
+    if (args[size_t(idx)].valid() || given[size_t(idx)]) {
+      c.diags.error("E0402", argLoc(size_t(idx)),
+                    "--input " + name + ": argument '" + argName(size_t(idx)) +
+                        "' of '" + entry.name + "' is given twice (by name and by position)");
+      ok = false;
+      continue;
+    }
+    given[size_t(idx)] = true;
+    auto t = backend::readArray(file);
     if (!t) {
       c.diags.error("E0402", entry.loc, "--input " + name + ": " + llvm::toString(t.takeError()));
       ok = false;
@@ -372,8 +386,11 @@ int runCommand(const DriverOptions &o) {
                                         : "functions: " + list + " (choose one with --entry)"});
     return 1;
   }
+  // Every weight is checked against its file before anything runs, so all
+  // the bad ones are reported at once (as `mdl check` does).
+  bool weightsOk = c.validateWeights();
   std::vector<Tensor> args;
-  if (!readInputs(c, *entry, args))
+  if (!readInputs(c, *entry, args) || !weightsOk)
     return 1;
   std::vector<TensorType> argTypes;
   for (const Tensor &t : args)
@@ -398,7 +415,7 @@ int runCommand(const DriverOptions &o) {
   }
   backend::DeviceSet devices;
   // Backends are registered here, explicitly: the CPU device interface.
-  if (!devices.open(*c.placed, dopts, backend::cpu::cpuDeviceInterface(), c.diags, std::cerr))
+  if (!devices.open(*c.placed, dopts, backend::cpu::cpuDeviceInterface(), c.diags))
     return 1;
   // The backend: the reference interpreter, or the JIT (compiled, then
   // loaded: weights, arenas, linking).
@@ -414,6 +431,7 @@ int runCommand(const DriverOptions &o) {
     if (!runner)
       return 1;
     bool compiled = runner->compile();
+    c.diags.flush(); // its warnings before the program's output
     c.phase("codegen", t0);
     t0 = Clock::now();
     if (!compiled || !runner->load())
@@ -452,6 +470,8 @@ int runCommand(const DriverOptions &o) {
     }
     for (size_t i = 0; i < results->size(); ++i) {
       std::string path = o.outDir + "/" + std::to_string(i) + ".npy";
+      if (refuseOverwrite(c, path))
+        return 1;
       if (auto e = backend::writeNpy(path, (*results)[i])) {
         c.diags.error("E0407", {}, "cannot write " + path + ": " + llvm::toString(std::move(e)));
         return 1;
@@ -490,7 +510,7 @@ int checkCommand(const DriverOptions &o) {
     return 1;
   c.diags.flush();
   size_t fns = c.placed->functions.size();
-  std::cout << o.file << ": ok (" << fns << " function" << (fns == 1 ? "" : "s") << ", "
+  std::cout << (o.file == "-" ? frontend::SourceManager::kStdinName : o.file) << ": ok (" << fns << " function" << (fns == 1 ? "" : "s") << ", "
             << c.placed->globals.size() << " globals, " << c.placed->devices.size()
             << " devices)\n";
   if (c.placed->findFunction(entry))
@@ -527,9 +547,15 @@ int graphCommand(const DriverOptions &o) {
     return 1;
   std::string entry = o.entry.empty() ? "main" : o.entry;
   std::string err;
+  ir::Location loc;
+  loc.file = ir::internFile(o.output);
+  if (!makeParentDirs(o.output, err)) {
+    c.diags.error("E0407", loc, "cannot create the graph's folder: " + err);
+    return 1;
+  }
+  if (refuseOverwrite(c, o.output))
+    return 1;
   if (!writeGraph(*c.placed, entry, o.output, err)) {
-    ir::Location loc;
-    loc.file = ir::internFile(o.output);
     c.diags.error("E0407", loc, "cannot write the graph: " + err);
     return 1;
   }

@@ -34,6 +34,10 @@ struct DriverOptions {
   std::string fillElided;              // --fill-elided=zeros
 };
 
+/// The pipeline's steps that --print-ir-after and `mdl ir --after` name,
+/// in order.
+const std::vector<std::string> &passNames();
+
 /// Exit codes: 0 success, 1 diagnostics (errors in the program or its
 /// data), 2 usage errors (reported by the command-line parser).
 int runCommand(const DriverOptions &o);

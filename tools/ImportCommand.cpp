@@ -9,9 +9,9 @@
 #include "frontend/hlo/HloImporter.h"
 #include "frontend/hlo/MdlWriter.h"
 #include "ir/passes/Verify.h"
+#include "tools/OutputFiles.h"
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -46,12 +46,30 @@ int importCommand(const DriverOptions &o) {
   ir::Location fileLoc;
   fileLoc.file = ir::internFile(o.file);
 
-  if (!dirOf(o.output).empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(dirOf(o.output), ec); // errors surface on write
-  }
   std::string weightsName = stem(o.output) + ".safetensors";
   std::string weightsPath = dirOf(o.output) + weightsName;
+  std::string dirError;
+  if (!makeParentDirs(o.output, dirError)) {
+    diags.error("E0407", fileLoc, "cannot create the output's folder: " + dirError);
+    diags.flush();
+    return 1;
+  }
+  // Neither the program nor its weight file may replace an input: the HLO
+  // text or the values of its elided constants. (Checked once the folders
+  // exist, so that every spelling of the output resolves.)
+  for (const std::string &out : {o.output, weightsPath}) {
+    std::string which;
+    if (overwritesInput(out, {o.file, o.elidedWeights}, which)) {
+      auto &d = diags.error("E0408", fileLoc,
+                            "refusing to write '" + out + "': it is the input '" + which +
+                                "', which would be lost");
+      d.notes.push_back({{}, out == o.output ? "choose another output with -o"
+                                             : "the weights are written beside the output, as " +
+                                                   weightsName + ": choose another -o"});
+      diags.flush();
+      return 1;
+    }
+  }
   frontend::hlo::HloImportOptions ho;
   ho.weightsOut = weightsPath;
   ho.elidedWeights = o.elidedWeights;
@@ -106,7 +124,7 @@ int importCommand(const DriverOptions &o) {
   out << text.str();
   out.close();
   if (!out) {
-    diags.error("E0106", fileLoc, "cannot write '" + o.output + "'");
+    diags.error("E0407", fileLoc, "cannot write '" + o.output + "'");
     discard();
     diags.flush();
     return 1;
@@ -117,7 +135,7 @@ int importCommand(const DriverOptions &o) {
     tensors = r.weights->count();
     bytes = r.weights->dataBytes();
     if (!r.weights->finish(err)) {
-      diags.error("E0106", fileLoc, "cannot write the weight file: " + err);
+      diags.error("E0407", fileLoc, "cannot write the weight file: " + err);
       diags.flush();
       return 1;
     }

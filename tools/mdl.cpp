@@ -3,6 +3,7 @@
 #include "tools/Driver.h"
 
 #include <CLI/CLI.hpp>
+#include <llvm/Config/llvm-config.h>
 
 #include <iostream>
 #include <malloc.h>
@@ -11,6 +12,37 @@ using mdl::tools::DriverOptions;
 
 namespace {
 
+/// The names of the pipeline's steps, as --print-ir-after and --after
+/// accept them.
+std::string passList() {
+  std::string list;
+  for (const std::string &p : mdl::tools::passNames())
+    list += (list.empty() ? "" : ", ") + p;
+  return list;
+}
+
+/// Refuses an empty value (`--out ''`): it names no file.
+CLI::Validator nonEmpty() {
+  return CLI::Validator(
+      [](const std::string &s) { return s.empty() ? std::string("must not be empty") : std::string(); },
+      "NONEMPTY");
+}
+
+/// Refuses a NAME=VALUE option whose NAME was already given (--input,
+/// --device-map): the second would silently win.
+CLI::Validator uniqueKeys(std::shared_ptr<std::vector<std::string>> seen, std::string what) {
+  return CLI::Validator(
+      [seen, what](const std::string &s) {
+        std::string key = s.substr(0, s.find('='));
+        for (const std::string &k : *seen)
+          if (k == key)
+            return what + " '" + key + "' is given twice";
+        seen->push_back(key);
+        return std::string();
+      },
+      "");
+}
+
 void addCommon(CLI::App *cmd, DriverOptions &o) {
   cmd->add_option("FILE", o.file, "the program: .mdl source, or .hlo (XLA HLO text)")->required();
   cmd->add_option("--diagnostics", o.diagnostics,
@@ -18,10 +50,12 @@ void addCommon(CLI::App *cmd, DriverOptions &o) {
                   "object per line)")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--entry", o.entry, "the function to run or check (default: main)");
+  std::vector<std::string> steps = mdl::tools::passNames();
+  steps.push_back("all");
   cmd->add_option("--print-ir-after", o.printIrAfter,
-                  "print the IR to stderr after a pass (lower, specialize, affinity, transfers, "
-                  "partition, canonicalize, fuse) or 'all'")
-      ->delimiter(',');
+                  "print the IR to stderr after a pass (" + passList() + ") or 'all'")
+      ->delimiter(',')
+      ->check(CLI::IsMember(steps));
   cmd->add_flag("--verify-each", o.verifyEach, "verify the IR after every pass");
   cmd->add_flag("--strict-placement", o.strictPlacement,
                 "make implicit transfers of placed values an error (E0302): only to() moves data");
@@ -39,19 +73,23 @@ int main(int argc, char **argv) {
   mallopt(M_ARENA_MAX, 1);
   CLI::App app{"mdl: a dataflow language for models with explicit device placement"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "mdl 0.1.0");
+  app.set_version_flag("--version", "mdl " MDL_VERSION " (built with LLVM " LLVM_VERSION_STRING ")");
   DriverOptions o;
 
   CLI::App *run = app.add_subcommand("run", "check, compile and run a program's entry function");
   addCommon(run, o);
   run->add_option("--input", o.inputs,
-                  "an argument of the entry: NAME=FILE.npy or POSITION=FILE.npy (repeatable)")
+                  "an argument of the entry: NAME=FILE.npy or POSITION=FILE.npy (repeatable; "
+                  ".npz archives of one array too)")
       ->check([](const std::string &s) {
-        return s.find('=') == std::string::npos || s.front() == '='
+        size_t eq = s.find('=');
+        return eq == std::string::npos || eq == 0 || eq + 1 == s.size()
                    ? std::string("expected NAME=FILE.npy")
                    : std::string();
-      });
-  run->add_option("--out", o.outDir, "write result K to DIR/K.npy");
+      })
+      ->check(uniqueKeys(std::make_shared<std::vector<std::string>>(), "the input"));
+  run->add_option("--out", o.outDir, "write result K to DIR/K.npy (DIR is created)")
+      ->check(nonEmpty());
   run->add_option("--backend", o.backend,
                   "execution backend: jit (native code through LLVM, the default) or interp "
                   "(the reference interpreter)")
@@ -70,7 +108,8 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"cpu", "error"}));
   run->add_option("--device-map", o.deviceMap,
                   "run declared device A on device B's runtime: A=B (repeatable), e.g. an "
-                  "8-GPU program on fewer GPUs");
+                  "8-GPU program on fewer GPUs")
+      ->check(uniqueKeys(std::make_shared<std::vector<std::string>>(), "the device"));
 
   CLI::App *check = app.add_subcommand("check", "report all diagnostics of a program");
   addCommon(check, o);
@@ -78,16 +117,16 @@ int main(int argc, char **argv) {
   CLI::App *ir = app.add_subcommand("ir", "print the program's IR (parseable text)");
   addCommon(ir, o);
   ir->add_option("--after", o.after,
-                 "print the IR after this pass: lower (default), specialize, affinity, "
-                 "transfers, partition, canonicalize, fuse (the last two prepare for the JIT)")
-      ->check(CLI::IsMember({"lower", "specialize", "affinity", "transfers", "partition",
-                             "canonicalize", "fuse"}));
+                 "print the IR after this pass: " + passList() +
+                     " (default: lower; canonicalize and fuse prepare for the JIT)")
+      ->check(CLI::IsMember(mdl::tools::passNames()));
 
   CLI::App *graph = app.add_subcommand(
       "graph", "draw the partitioned graph: one cluster per device, transfers highlighted");
   addCommon(graph, o);
   graph->add_option("-o,--output", o.output,
-                    "the picture to write: .svg, .png (through Graphviz's dot) or .dot")
+                    "the picture to write: .svg, .png (through Graphviz's dot) or .dot "
+                    "(folders are created)")
       ->required()
       ->check([](const std::string &s) {
         for (const char *ext : {".svg", ".png", ".dot"})
@@ -99,9 +138,11 @@ int main(int argc, char **argv) {
   CLI::App *imp = app.add_subcommand(
       "import", "convert XLA HLO text to an mdl program and a safetensors weight file");
   imp->add_option("FILE", o.file, "the .hlo file")->required();
-  imp->add_option("-o,--output", o.output, "the .mdl file to write (weights go beside it, "
-                                           "as NAME.safetensors)")
-      ->required();
+  imp->add_option("-o,--output", o.output,
+                  "the .mdl file to write (weights go beside it, as NAME.safetensors; folders "
+                  "are created; never one of the inputs)")
+      ->required()
+      ->check(nonEmpty());
   imp->add_option("--weights", o.elidedWeights,
                   "a safetensors file with values for elided constants, keyed by instruction name");
   imp->add_option("--fill-elided", o.fillElided,

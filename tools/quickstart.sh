@@ -17,15 +17,18 @@ esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
+# Every package the build, the tests and the examples use; `.ci/run` checks
+# the list against what a build really used (../shared/tools/check-packages.sh).
 packages=(
-  cmake ninja-build g++ make pkg-config
-  antlr4 libantlr4-runtime-dev uuid-dev
-  llvm-19-dev llvm-19-tools libzstd-dev zlib1g-dev
-  libopenblas-dev libomp-dev libdnnl-dev
-  libgtest-dev libbenchmark-dev
-  nlohmann-json3-dev libcli11-dev
-  python3 python3-numpy
-  graphviz
+  cmake ninja-build g++ make pkg-config       # the build
+  antlr4 libantlr4-runtime-dev uuid-dev       # the grammar (the runtime links -luuid)
+  llvm-19-dev llvm-19-tools libzstd-dev zlib1g-dev  # the JIT; lit and FileCheck for tests
+  libopenblas-dev libomp-dev libdnnl-dev      # CPU kernels and GEMM
+  libgtest-dev libbenchmark-dev               # unit tests, benchmarks
+  nlohmann-json3-dev libcli11-dev libzip-dev  # JSON, the command line, .npz archives
+  python3 python3-numpy                       # test drivers, example weights
+  graphviz                                    # mdl graph -o g.svg
+  dpkg-dev file                               # cpack's .deb (the package test)
 )
 missing=()
 for p in "${packages[@]}"; do

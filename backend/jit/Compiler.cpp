@@ -8,10 +8,12 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/Support/xxhash.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <unistd.h>
@@ -167,6 +169,46 @@ std::string CompileCache::path(uint64_t key) const {
   return dir_ + "/" + name;
 }
 
+namespace {
+
+// A cache file is a header, then the object: the magic, the object's size
+// and its xxh3 checksum, so that a truncated, overwritten or foreign file
+// is recognized instead of being linked.
+constexpr char kMagic[8] = {'m', 'd', 'l', 'o', 'b', 'j', '1', '\0'};
+constexpr size_t kHeaderBytes = sizeof kMagic + 2 * sizeof(uint64_t);
+
+std::string header(llvm::StringRef object) {
+  std::string h(kMagic, sizeof kMagic);
+  uint64_t size = object.size(), sum = llvm::xxh3_64bits(object);
+  h.append(reinterpret_cast<const char *>(&size), sizeof size);
+  h.append(reinterpret_cast<const char *>(&sum), sizeof sum);
+  return h;
+}
+
+/// The object inside a cache file, or why there is none.
+bool unpack(llvm::StringRef file, llvm::StringRef &object, std::string &why) {
+  if (file.size() < kHeaderBytes || std::memcmp(file.data(), kMagic, sizeof kMagic) != 0) {
+    why = "not an mdl cache entry";
+    return false;
+  }
+  uint64_t size, sum;
+  std::memcpy(&size, file.data() + sizeof kMagic, sizeof size);
+  std::memcpy(&sum, file.data() + sizeof kMagic + sizeof size, sizeof sum);
+  object = file.drop_front(kHeaderBytes);
+  if (object.size() != size) {
+    why = "its object has " + std::to_string(object.size()) + " bytes, its header says " +
+          std::to_string(size);
+    return false;
+  }
+  if (llvm::xxh3_64bits(object) != sum) {
+    why = "its checksum does not match";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
 std::unique_ptr<llvm::MemoryBuffer> CompileCache::lookup(uint64_t key) {
   {
     std::lock_guard<std::mutex> lock(cacheMutex);
@@ -178,14 +220,23 @@ std::unique_ptr<llvm::MemoryBuffer> CompileCache::lookup(uint64_t key) {
   }
   if (dir_.empty())
     return nullptr;
-  auto buf = llvm::MemoryBuffer::getFile(path(key), /*IsText=*/false,
+  std::string file = path(key);
+  auto buf = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
                                          /*RequiresNullTerminator=*/false);
   if (!buf)
     return nullptr;
+  llvm::StringRef object;
+  std::string why;
+  if (!unpack((*buf)->getBuffer(), object, why)) {
+    // Dropped, so that this run recompiles and stores a good copy.
+    llvm::sys::fs::remove(file);
+    dropped.push_back(file + ": " + why);
+    return nullptr;
+  }
   ++diskHits;
   std::lock_guard<std::mutex> lock(cacheMutex);
-  memoryCache()[key] = (*buf)->getBuffer().str();
-  return std::move(*buf);
+  memoryCache()[key] = object.str();
+  return llvm::MemoryBuffer::getMemBufferCopy(object, "cached");
 }
 
 void CompileCache::store(uint64_t key, llvm::StringRef object) {
@@ -202,7 +253,7 @@ void CompileCache::store(uint64_t key, llvm::StringRef object) {
     llvm::raw_fd_ostream os(tmp, ec);
     if (ec)
       return;
-    os << object;
+    os << header(object) << object;
   }
   if (llvm::sys::fs::rename(tmp, final))
     llvm::sys::fs::remove(tmp);

@@ -8,7 +8,8 @@
 //
 // CompileCache keeps objects by a 64-bit key (a hash of the function's IR
 // and of everything else that shapes its code): in memory for the process,
-// and as DIR/KEY.o when a cache directory is given.
+// and as DIR/KEY.o when a cache directory is given. A file on disk carries
+// its size and checksum: a damaged one is dropped and recompiled.
 #pragma once
 
 #include <llvm/ADT/StringRef.h>
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class TargetLibraryInfoImpl;
@@ -62,6 +64,9 @@ public:
   void store(uint64_t key, llvm::StringRef object);
 
   int memoryHits = 0, diskHits = 0;
+  /// Entries found damaged on disk ("PATH: why"), removed so that they are
+  /// compiled again; the JIT reports each as a warning (W0703).
+  std::vector<std::string> dropped;
 
 private:
   std::string path(uint64_t key) const;

@@ -20,7 +20,7 @@ const Loaded &library() {
   static std::once_flag once;
   std::call_once(once, [] {
     const char *env = std::getenv("MDL_JIT_LIBRARY");
-    lib.path = env && *env ? env : executableDir() + "/libmdl_jit.so";
+    lib.path = env && *env ? env : libraryPath("libmdl_jit.so");
     void *h = dlopen(lib.path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {
       const char *e = dlerror();
@@ -50,8 +50,9 @@ std::unique_ptr<JitSession> openJitSession(const ir::Module &m, DeviceSet &devic
   }
   if (!s) {
     auto &d = diags.error("E0900", {}, problem);
-    d.notes.push_back({{}, "libmdl_jit.so is built with mdl and belongs beside the mdl binary "
-                           "(or set MDL_JIT_LIBRARY); --backend=interp runs without it"});
+    d.notes.push_back({{}, "libmdl_jit.so is built with mdl and belongs beside the mdl binary, "
+                           "or in ../lib/mdl/ from it (or set MDL_JIT_LIBRARY); "
+                           "--backend=interp runs without it"});
   }
   return std::unique_ptr<JitSession>(s);
 }

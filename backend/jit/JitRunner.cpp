@@ -33,7 +33,7 @@ using namespace ir;
 namespace {
 
 /// Changes whenever generated code changes meaning: part of every cache key.
-constexpr const char *kCodegenVersion = "mdl-jit-1";
+constexpr const char *kCodegenVersion = "mdl-jit-2";
 
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t0) {
@@ -288,6 +288,10 @@ bool JitRunner::Impl::compile() {
                           bits + "\n" + text.str();
     keys[i] = llvm::xxh3_64bits(llvm::StringRef(keyText));
     objects[i] = cache.lookup(keys[i]);
+    for (const std::string &why : cache.dropped)
+      diags.warning("W0703", f.loc, "dropped a damaged compile-cache entry, compiling '" +
+                                        f.name + "' again: " + why);
+    cache.dropped.clear();
     if (objects[i])
       ++stats.cached;
     else

@@ -68,6 +68,15 @@ std::string executableDir() {
   return p.substr(0, p.rfind('/'));
 }
 
+std::string libraryPath(const std::string &file) {
+  std::string dir = executableDir();
+  std::string beside = dir + "/" + file;
+  for (const std::string &p : {beside, dir + "/../lib/mdl/" + file})
+    if (access(p.c_str(), F_OK) == 0)
+      return p;
+  return beside;
+}
+
 DeviceSet::~DeviceSet() {
   for (auto &r : owned_)
     if (r->iface && r->dev)
@@ -79,7 +88,7 @@ DeviceSet::~DeviceSet() {
 }
 
 bool DeviceSet::open(const Module &m, const DeviceOptions &opts, const mdl_device_interface *cpu,
-                     DiagnosticEngine &diags, std::ostream &notices) {
+                     DiagnosticEngine &diags) {
   unsigned before = diags.errorCount();
   size_t n = m.devices.size();
   runtimes_.assign(n, nullptr);
@@ -142,7 +151,7 @@ bool DeviceSet::open(const Module &m, const DeviceOptions &opts, const mdl_devic
           if (const char *env = std::getenv("MDL_HIP_PLUGIN"))
             path = env;
         if (path.empty())
-          path = executableDir() + "/libmdl_hip.so";
+          path = libraryPath("libmdl_hip.so");
         pluginHandle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (!pluginHandle_) {
           const char *e = dlerror();
@@ -204,14 +213,20 @@ bool DeviceSet::open(const Module &m, const DeviceOptions &opts, const mdl_devic
     byTarget[t] = rt;
     runtimes_[size_t(d)] = rt;
   }
-  // One notice for all the devices that fell back, grouped by reason.
+  // One note for all the devices that fell back, grouped by reason; a
+  // diagnostic like every other message, so --diagnostics=json has it too.
   std::map<std::string, std::string> byReason;
   for (auto &[name, why] : fellBack)
     byReason[why] += (byReason[why].empty() ? "" : ", ") + name;
-  for (auto &[why, list] : byReason)
-    notices << "notice: " << why << "; hip device" << (list.find(',') == std::string::npos ? " " : "s ")
-            << list << " run" << (list.find(',') == std::string::npos ? "s" : "")
-            << " on the CPU (--fallback=error refuses instead)\n";
+  for (auto &[why, list] : byReason) {
+    bool one = list.find(',') == std::string::npos;
+    Location loc;
+    loc.file = m.devices.empty() ? 0 : m.devices.front().loc.file;
+    diags.note("N0803", loc,
+               why + "; hip device" + (one ? " " : "s ") + list + " run" + (one ? "s" : "") +
+                   " on the CPU (--fallback=error refuses instead)");
+  }
+  diags.flush(); // before anything runs and prints
   return diags.errorCount() == before;
 }
 

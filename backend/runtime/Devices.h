@@ -3,7 +3,7 @@
 // Each declared device that the placed program uses gets a runtime: `cpu`
 // devices the CPU interface, `hip` devices the HIP plugin (libmdl_hip.so,
 // loaded at run time so `mdl` runs on machines without a GPU) or, when no
-// GPU runtime is present, the CPU with one notice on stderr (an error, E0403,
+// GPU runtime is present, the CPU with one note (N0803; an error, E0403,
 // under --fallback=error). `mpc` devices have no runtime in this build
 // (E0406). `--device-map A=B` runs device A on B's runtime.
 #pragma once
@@ -20,9 +20,14 @@
 
 namespace mdl::backend {
 
-/// The directory of the running binary, where mdl's plugins are (the JIT,
-/// a HIP device runtime).
+/// The directory of the running binary.
 std::string executableDir();
+
+/// Where mdl's library `file` (libmdl_jit.so, a device runtime) is: beside
+/// the binary (the build tree), else in `../lib/mdl/` from it (an installed
+/// mdl: bin/mdl and lib/mdl/). When neither exists, the first of them, for
+/// the error message.
+std::string libraryPath(const std::string &file);
 
 struct DeviceOptions {
   bool fallbackError = false;                                // --fallback=error
@@ -46,10 +51,11 @@ public:
   ~DeviceSet();
 
   /// Opens the devices `m` uses. `cpu` is the CPU device interface (passed
-  /// in by the tool, which registers backends explicitly). Notices go to
-  /// `notices`. Returns false after reporting diagnostics.
+  /// in by the tool, which registers backends explicitly). A device that
+  /// falls back to the CPU is reported as a note (N0803). Returns false
+  /// after reporting errors.
   bool open(const ir::Module &m, const DeviceOptions &opts, const mdl_device_interface *cpu,
-            ir::DiagnosticEngine &diags, std::ostream &notices);
+            ir::DiagnosticEngine &diags);
 
   /// The runtime of module device `d` (after --device-map).
   DeviceRuntime &runtime(int d) { return *runtimes_.at(size_t(d)); }

@@ -216,20 +216,13 @@ llvm::Error parseDescr(const std::string &path, const std::string &d,
                                  kSupported + ")");
 }
 
-struct NpyHeader {
-  fileio::MappedFile file;
-  ir::TensorType type;
-  uint64_t dataStart = 0;
-};
+} // namespace
 
-llvm::Expected<NpyHeader> readHeader(const std::string &path) {
-  auto file = fileio::mapFile(path);
-  if (!file)
-    return file.takeError();
-  NpyHeader h;
-  h.file = std::move(*file);
-  const uint8_t *d = h.file.data;
-  uint64_t size = h.file.size;
+namespace formats {
+
+llvm::Expected<NpyLayout> parseNpy(const std::string &path, const uint8_t *d, uint64_t size,
+                                   bool wholeFile) {
+  NpyLayout h;
   if (size < 10 || std::memcmp(d, kMagic, 6) != 0)
     return fileio::error(path, "not a .npy file (bad magic)");
   int major = d[6], minor = d[7];
@@ -304,7 +297,7 @@ llvm::Expected<NpyHeader> readHeader(const std::string &path) {
     return fileio::error(path,
                          "array " + h.type.str() + " is too large to address");
   h.dataStart = start + len;
-  if (bytes > size - h.dataStart)
+  if (wholeFile && bytes > size - h.dataStart)
     return fileio::error(
         path, "truncated data: " + h.type.str() + " needs " +
                   std::to_string(bytes) + " bytes, the file has " +
@@ -312,22 +305,26 @@ llvm::Expected<NpyHeader> readHeader(const std::string &path) {
   return h;
 }
 
-} // namespace
-
-namespace formats {
 llvm::Expected<ir::TensorType> npyType(const std::string &path) {
-  auto h = readHeader(path);
+  auto file = fileio::mapFile(path);
+  if (!file)
+    return file.takeError();
+  auto h = parseNpy(path, file->data, file->size, true);
   if (!h)
     return h.takeError();
   return h->type;
 }
+
 } // namespace formats
 
 llvm::Expected<Tensor> readNpy(const std::string &path) {
-  auto h = readHeader(path);
+  auto file = fileio::mapFile(path);
+  if (!file)
+    return file.takeError();
+  auto h = formats::parseNpy(path, file->data, file->size, true);
   if (!h)
     return h.takeError();
-  return fileio::tensorAt(path, h->file, h->dataStart, h->type);
+  return fileio::tensorAt(path, *file, h->dataStart, h->type);
 }
 
 llvm::Error writeNpy(const std::string &path, const Tensor &t) {

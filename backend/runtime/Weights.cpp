@@ -1,6 +1,6 @@
-// Loading weights: picks the file format from the call (`load(file, key)`
-// is safetensors, `load(file.npy)` is NumPy) and checks the loaded type
-// against the declaration.
+// Loading weights: picks the file format from the call (`load(file.npy)` is
+// NumPy, `load(file.npz, key)` a NumPy archive, `load(file, key)`
+// safetensors) and checks the loaded type against the declaration.
 #include "backend/runtime/Weights.h"
 
 #include "backend/runtime/FileIO.h"
@@ -60,7 +60,9 @@ llvm::Expected<Tensor> loadWeight(const std::string &path,
                                   const ir::TensorType *expected) {
   if (llvm::Error err = checkKeyUse(path, key))
     return err;
-  auto t = key.empty() ? readNpy(path) : formats::readSafetensorsKey(path, key);
+  auto t = endsWith(path, ".npz") ? formats::readNpzArray(path, key)
+           : key.empty()          ? readNpy(path)
+                                  : formats::readSafetensorsKey(path, key);
   if (!t)
     return t.takeError();
   if (llvm::Error err = checkType(path, key, t->type(), expected))
@@ -72,8 +74,14 @@ llvm::Expected<ir::TensorType> weightType(const std::string &path,
                                           const std::string &key) {
   if (llvm::Error err = checkKeyUse(path, key))
     return err;
+  if (endsWith(path, ".npz"))
+    return formats::npzArrayType(path, key);
   return key.empty() ? formats::npyType(path)
                      : formats::safetensorsKeyType(path, key);
+}
+
+llvm::Expected<Tensor> readArray(const std::string &path) {
+  return endsWith(path, ".npz") ? formats::readNpzArray(path, "") : readNpy(path);
 }
 
 } // namespace mdl::backend

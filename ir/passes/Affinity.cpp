@@ -55,6 +55,10 @@ struct Instance {
   bool entry = false;
   Function *fn = nullptr;
   std::vector<int> resultDev;
+  /// Whether each result is a placed value (the callee places it
+  /// explicitly, or the call's `on DEV` does): moving it elsewhere is an
+  /// implicit transfer that --strict-placement refuses.
+  std::vector<bool> resultPlaced;
   std::vector<Operation *> callers; // call ops to rename
 };
 
@@ -162,6 +166,7 @@ private:
       map[f.body->args[i].get()] = a;
     }
     I->resultDev.assign(f.resultTypes.size(), home(ctx));
+    I->resultPlaced.assign(f.resultTypes.size(), false);
     stack_.push_back(I);
     copyRegion(*f.body, *fn->body, map, ctx);
     stack_.pop_back();
@@ -215,6 +220,7 @@ private:
       diag.notes.push_back({defLoc(v), "the value is computed secret-shared on '" +
                                            devName(v->device) + "' here"});
       diag.notes.push_back({{}, "make it public explicitly with reveal(x) where it may be seen"});
+      addCallContext(diag);
       return;
     }
     if (opts_.strictPlacement && explicit_.count(v)) {
@@ -223,6 +229,7 @@ private:
                                     "' to '" + devName(d) + "' under --strict-placement");
       diag.notes.push_back({defLoc(v), "the value is placed on '" + devName(v->device) + "' here"});
       diag.notes.push_back({{}, "move it explicitly: to(x, " + devName(d) + ")"});
+      addCallContext(diag);
       return;
     }
     if (opts_.explain && noted_.insert({v, d}).second) {
@@ -252,12 +259,14 @@ private:
                                                              : stdlib::kMpc;
     if (info.devices & need)
       return true;
-    diags_.error("E0303", op.loc,
-                 std::string("'") + opName(op.kind) + "' is not implemented for " +
-                     deviceKindName(in_.devices[d].kind) + " devices ('" + devName(d) + "')")
-        .notes.push_back({{}, "place it on another device (`on DEV`) and move the data with "
+    auto &diag = diags_.error("E0303", op.loc,
+                              std::string("'") + opName(op.kind) + "' is not implemented for " +
+                                  deviceKindName(in_.devices[d].kind) + " devices ('" +
+                                  devName(d) + "')");
+    diag.notes.push_back({{}, "place it on another device (`on DEV`) and move the data with "
                               "to(x, DEV)" +
                                   std::string(isMpc(d) ? " or reveal(x)" : "")});
+    addCallContext(diag);
     return false;
   }
 
@@ -431,6 +440,24 @@ private:
     dst.push(std::move(nop));
   }
 
+  /// Notes naming the calls that led to the instance being walked, the
+  /// innermost first: a function called from several sites is walked once
+  /// per placement, and the error belongs to the call that made this one.
+  void addCallContext(Diagnostic &diag) const {
+    size_t first = callSites_.size();
+    for (size_t k = callSites_.size(); k-- > 0;) {
+      const CallSite &site = callSites_[k];
+      std::string devs;
+      for (const Value *v : site.call->operands)
+        devs += (devs.empty() ? "" : ", ") + devName(v->device);
+      std::string on = site.on >= 0 ? ", on '" + devName(site.on) + "'" : "";
+      diag.notes.push_back({site.call->loc,
+                            std::string(k + 1 == first ? "in '" : "within '") +
+                                site.callee->name + "' called here with arguments on (" + devs +
+                                ")" + on});
+    }
+  }
+
   void reportAmbiguous(const Operation &op, const std::vector<int> &devs) {
     std::string list;
     for (int d : devs)
@@ -448,6 +475,7 @@ private:
     }
     diag.notes.push_back({{}, "place the operation with `... on " + devName(devs[0]) +
                                   "` or move an operand with to(x, " + devName(devs[0]) + ")"});
+    addCallContext(diag);
   }
 
   void placeReturn(Operation &ret) {
@@ -463,8 +491,10 @@ private:
         continue;
       }
       int d = v->device >= 0 ? v->device : home(I->ctx);
-      if (i < I->resultDev.size())
+      if (i < I->resultDev.size()) {
         I->resultDev[i] = d;
+        I->resultPlaced[i] = explicit_.count(v) > 0;
+      }
     }
   }
 
@@ -480,10 +510,15 @@ private:
       consume(v, d, n);
       args.push_back(d);
     }
+    callSites_.push_back({&n, callee, op.placement == PlacementKind::Explicit ? op.device : kFloat});
     Instance *I = instantiate(*callee, args, callCtx, false);
+    callSites_.pop_back();
     calls_.push_back({&n, I});
-    for (size_t i = 0; i < n.results.size(); ++i)
+    for (size_t i = 0; i < n.results.size(); ++i) {
       setDevice(n.result(unsigned(i)), I->resultDev[i]);
+      if (I->resultPlaced[i])
+        explicit_.insert(n.result(unsigned(i)));
+    }
   }
 
   void placeIf(const Operation &op, Operation &n, ValueMap &map, int ctx) {
@@ -503,6 +538,7 @@ private:
         diag.notes.push_back({defLoc(a), "the then branch computes it on '" + devName(a->device) + "'"});
         diag.notes.push_back({defLoc(b), "the else branch computes it on '" + devName(b->device) + "'"});
         diag.notes.push_back({{}, "move one of them with to(x, " + devName(a->device) + ")"});
+        addCallContext(diag);
         d = a->device;
       } else {
         d = a->device >= 0 ? a->device : b->device >= 0 ? b->device : home(ctx);
@@ -568,6 +604,7 @@ private:
                                   "started on: yield to(x, " + devName(carried[i]) +
                                       ") or place the initial value on '" + devName(v->device) +
                                       "'"});
+        addCallContext(diag);
         continue;
       }
       consume(v, carried[i], *y);
@@ -598,6 +635,13 @@ private:
   std::map<std::string, std::unique_ptr<Instance>> memo_;
   std::map<std::string, std::vector<Instance *>> instances_;
   std::vector<Instance *> stack_;
+  /// The calls being walked, outermost first (for addCallContext).
+  struct CallSite {
+    const Operation *call; // the copied call: its operands have devices
+    const Function *callee;
+    int on;                // the call's own `on DEV`, or kFloat
+  };
+  std::vector<CallSite> callSites_;
   std::vector<std::pair<Operation *, Instance *>> calls_;
   std::vector<std::tuple<Operation *, std::string, Instance *>> fnRefs_;
   std::unordered_set<const Value *> explicit_, hoistable_;

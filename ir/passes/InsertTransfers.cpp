@@ -13,6 +13,7 @@
 #include "stdlib/Registry.h"
 
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 namespace mdl::passes {
@@ -40,6 +41,7 @@ public:
       after_.clear();
       atStart_.clear();
       memo_.clear();
+      hoistedReads_.clear();
     }
     return diags_.errorCount() == before;
   }
@@ -146,6 +148,39 @@ private:
     return false;
   }
 
+  /// For the read of a pinned param inside a loop, the region that holds
+  /// the outermost such loop: the param is the same in every iteration, so
+  /// its transfer belongs there, once per call. Null for anything else.
+  Region *loopInvariantHome(const Value *v) const {
+    const Operation *def = v->def;
+    if (!def || def->kind != OpKind::Global || v->device < 0)
+      return nullptr;
+    Region *home = nullptr;
+    for (Region *r = def->parent; r && r->parent; r = r->parent->parent)
+      if (r->parent->kind == OpKind::For || r->parent->kind == OpKind::While)
+        home = r->parent->parent;
+    return home;
+  }
+
+  /// A read of the param `global` on its own device, moved to `d`, at the
+  /// start of `home` (one per param, region and device).
+  Value *hoistedTransfer(const Operation &global, Region &home, int d, const Location &at) {
+    auto key = std::make_tuple(global.stringAttr("name"), &home, d);
+    auto it = hoistedReads_.find(key);
+    if (it != hoistedReads_.end())
+      return it->second;
+    auto read = std::make_unique<Operation>(OpKind::Global, global.loc);
+    read->attrs = global.attrs;
+    read->device = global.device;
+    read->placement = global.placement;
+    Value *r = read->addResult(global.results[0]->type);
+    r->device = global.results[0]->device;
+    atStart_[&home].push_back(std::move(read));
+    Value *moved = transfer(r, d, at);
+    hoistedReads_[key] = moved;
+    return moved;
+  }
+
   /// The value `v` as seen on device `d`, for a consumer at `at`.
   Value *need(Value *v, int d, const Location &at) {
     if (d < 0 || v->device == d)
@@ -155,7 +190,9 @@ private:
     if (it != memo_.end())
       return it->second;
     Value *out;
-    if (v->device >= 0 || !v->def) {
+    if (Region *outside = loopInvariantHome(v)) {
+      out = hoistedTransfer(*v->def, *outside, d, at);
+    } else if (v->device >= 0 || !v->def) {
       out = transfer(v, d, at); // a placed value, or a host scalar (loop index)
     } else {
       const Operation *def = v->def;
@@ -314,6 +351,7 @@ private:
   std::map<std::pair<const Value *, int>, Value *> memo_;
   std::unordered_map<const Value *, bool> hoistable_;
   std::unordered_map<const Value *, std::string> hoisted_;
+  std::map<std::tuple<std::string, const Region *, int>, Value *> hoistedReads_;
   std::vector<std::unique_ptr<Operation>> graveyard_;
 };
 

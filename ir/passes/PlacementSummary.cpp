@@ -5,6 +5,8 @@
 // 2. Walk the entry function in program order, descending into loops,
 //    branches and called instances, and list every transfer with the
 //    context that multiplies it (a loop body runs once per iteration).
+//    The entry's results computed on a device that is not host memory are
+//    copied to the caller: one more transfer each.
 // 3. Globals read on two or more devices are the replicated constants.
 // 4. The IR size is the size of the printed partitioned module.
 #include "ir/passes/PlacementSummary.h"
@@ -83,8 +85,10 @@ public:
                                byteString(gl.type) + " each)");
       }
     }
-    if (const Function *f = m_.findFunction(entry))
+    if (const Function *f = m_.findFunction(entry)) {
       transfers(*f, "", s.transfers, 0);
+      resultTransfers(*f, s.transfers);
+    }
     s.irBytes = printModule(m_).size();
     return s;
   }
@@ -141,6 +145,26 @@ private:
       default:
         break;
       }
+    }
+  }
+
+  /// The entry's results reach the caller in host memory (LANGUAGE.md,
+  /// placement rule 8): each one computed on a device with memory of its
+  /// own is copied there when the call returns.
+  void resultTransfers(const Function &f, std::vector<TransferRecord> &out) {
+    const Operation *ret = f.body->terminator();
+    for (size_t i = 0; i < f.resultDevices.size() && i < f.resultTypes.size(); ++i) {
+      int d = f.resultDevices[i];
+      if (d < 0 || m_.devices[size_t(d)].kind == DeviceKind::Cpu)
+        continue;
+      TransferRecord t;
+      t.from = m_.devices[size_t(d)].name;
+      t.to = "host program";
+      t.kind = "result " + std::to_string(i) + ", returned to the caller";
+      t.bytes = byteString(f.resultTypes[i]);
+      t.staticBytes = f.resultTypes[i].isStatic() ? f.resultTypes[i].byteSize() : 0;
+      t.loc = ret ? ret->loc : f.loc;
+      out.push_back(t);
     }
   }
 

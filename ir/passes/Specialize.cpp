@@ -114,8 +114,10 @@ public:
   std::unique_ptr<Module> run(const SpecializeOptions &opts) {
     out_ = std::make_unique<Module>();
     out_->devices = in_.devices;
-    for (const Global &g : in_.globals)
+    for (const Global &g : in_.globals) {
+      checkSize(g.type, g.loc);
       out_->globals.push_back(cloneGlobal(g));
+    }
     std::vector<std::string> entries = opts.entries;
     if (entries.empty()) {
       if (in_.findFunction("main")) {
@@ -213,6 +215,17 @@ private:
     return I;
   }
 
+  /// A static type too large for any memory is refused here, where every
+  /// shape is known, rather than when the program runs (E0212).
+  bool checkSize(const TensorType &t, const Location &loc) {
+    if (!t.isStatic() || t.fitsInMemory())
+      return true;
+    error("E0212", loc,
+          "tensor too large: " + t.str() + " is " + t.byteSizeText() + " bytes, more than the " +
+              std::to_string(kMaxTensorBytes) + " bytes (128 TiB) a process can address");
+    return false;
+  }
+
   // Reports an error with the chain of instances that led to it.
   void error(const std::string &code, const Location &loc, const std::string &msg) {
     auto &d = diags_.error(code, loc, msg);
@@ -253,6 +266,8 @@ private:
           results.push_back(subst(r->type, b));
       for (size_t i = 0; i < op->results.size(); ++i) {
         Value *nv = nop->addResult(i < results.size() ? results[i] : subst(op->results[i]->type, b));
+        if (opOk && !checkSize(nv->type, op->loc))
+          ok = opOk = false;
         nv->device = op->results[i]->device;
         map[op->results[i].get()] = nv;
       }
