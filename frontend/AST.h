@@ -8,6 +8,7 @@
 
 #include "ir/Location.h"
 #include "ir/Type.h"
+#include "stdlib/OpKind.h"
 
 #include <memory>
 #include <optional>
@@ -80,6 +81,9 @@ const char *binaryOpSpelling(BinaryOp op);
 /// How an expression's value reaches the IR, filled in by Sema.
 struct ExprInfo {
   std::vector<ir::TensorType> types; // one per value (calls may give several)
+  /// The operation an operator expression denotes (`+` is add, unary `-`
+  /// neg), as Sema resolved it; lowering emits it.
+  std::optional<ir::OpKind> op;
   bool weak = false;    // an untyped literal whose dtype adapts
   bool checked = false; // Sema visited it without error
 };

@@ -1,21 +1,10 @@
 // Text and JSON rendering of diagnostics.
 #include "frontend/DiagnosticPrinter.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <iomanip>
 
 namespace mdl::frontend {
-
-const char *severityName(ir::Severity s) {
-  switch (s) {
-  case ir::Severity::Error: return "error";
-  case ir::Severity::Warning: return "warning";
-  case ir::Severity::Note: return "note";
-  }
-  return "error";
-}
 
 void TextDiagnosticPrinter::printSnippet(const ir::Location &loc) {
   const SourceBuffer *buf = sm_.get(loc.file);
@@ -48,7 +37,7 @@ void TextDiagnosticPrinter::handle(const ir::Diagnostic &d) {
     os_ << d.loc.str() << ": ";
   else if (d.loc.file)
     os_ << ir::fileName(d.loc.file) << ": ";
-  os_ << severityName(d.severity) << "[" << d.code << "]: " << d.message << "\n";
+  os_ << ir::severityName(d.severity) << "[" << d.code << "]: " << d.message << "\n";
   printSnippet(d.loc);
   for (const ir::DiagNote &n : d.notes) {
     if (n.loc.valid()) {
@@ -62,27 +51,7 @@ void TextDiagnosticPrinter::handle(const ir::Diagnostic &d) {
 }
 
 void JsonDiagnosticPrinter::handle(const ir::Diagnostic &d) {
-  nlohmann::json j;
-  j["code"] = d.code;
-  j["severity"] = severityName(d.severity);
-  j["message"] = d.message;
-  j["file"] = ir::fileName(d.loc.file);
-  j["line"] = d.loc.line;
-  j["column"] = d.loc.col;
-  j["end_column"] = d.loc.col + std::max<uint32_t>(d.loc.len, 1);
-  nlohmann::json notes = nlohmann::json::array();
-  for (const ir::DiagNote &n : d.notes) {
-    nlohmann::json jn;
-    jn["message"] = n.message;
-    if (n.loc.valid()) {
-      jn["file"] = ir::fileName(n.loc.file);
-      jn["line"] = n.loc.line;
-      jn["column"] = n.loc.col;
-    }
-    notes.push_back(std::move(jn));
-  }
-  j["notes"] = std::move(notes);
-  os_ << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  os_ << ir::diagnosticJson(d) << "\n";
   os_.flush();
 }
 

@@ -34,6 +34,5 @@ private:
   std::ostream &os_;
 };
 
-const char *severityName(ir::Severity s);
 
 } // namespace mdl::frontend

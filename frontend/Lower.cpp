@@ -1,7 +1,10 @@
-// AST-to-IR lowering of a checked program.
+// AST-to-IR lowering of a checked program: a mechanical translation. Every
+// fact it needs was resolved by Sema and travels in the checked program
+// (device arguments, param initializers, operation kinds and attributes,
+// index splits); lowering evaluates nothing and looks no name up beyond its
+// own scopes of SSA values.
 //
-// 1. Devices, with canonical arguments (an implicit `host = cpu()` when the
-//    program declares none).
+// 1. Devices, as Sema resolved them (the implicit host device included).
 // 2. Globals: each param or const gets an initializer region.
 // 3. Functions: arguments become the body's region arguments; statements
 //    are lowered in order with an environment of scopes (shadowing is just
@@ -31,26 +34,6 @@ using ir::TensorType;
 using ir::Value;
 
 namespace {
-
-OpKind binaryKind(BinaryOp op) {
-  switch (op) {
-  case BinaryOp::Or: return OpKind::Or;
-  case BinaryOp::And: return OpKind::And;
-  case BinaryOp::Eq: return OpKind::Eq;
-  case BinaryOp::Ne: return OpKind::Ne;
-  case BinaryOp::Lt: return OpKind::Lt;
-  case BinaryOp::Le: return OpKind::Le;
-  case BinaryOp::Gt: return OpKind::Gt;
-  case BinaryOp::Ge: return OpKind::Ge;
-  case BinaryOp::Add: return OpKind::Add;
-  case BinaryOp::Sub: return OpKind::Sub;
-  case BinaryOp::Mul: return OpKind::Mul;
-  case BinaryOp::Div: return OpKind::Div;
-  case BinaryOp::Mod: return OpKind::Mod;
-  case BinaryOp::MatMul: return OpKind::Matmul;
-  }
-  return OpKind::Add;
-}
 
 void appendScalar(DType dt, double v, int64_t iv, bool isInt, std::vector<uint8_t> &b) {
   auto put = [&](const void *p, size_t n) {
@@ -111,55 +94,11 @@ bool literalElements(const Expr &e, DType dt, std::vector<uint8_t> &bytes) {
   }
 }
 
-std::string dirOf(const std::string &path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
-}
-
 class Lowerer {
 public:
   Lowerer(const CheckedProgram &c, ir::Module &m) : c_(c), m_(m) {}
 
-  void lowerDevices() {
-    for (const DeviceItem *d : c_.devices) {
-      ir::Device dev;
-      dev.name = d->name.name;
-      dev.loc = d->loc;
-      const std::string &k = d->deviceKind.name;
-      dev.kind = k == "hip" ? ir::DeviceKind::Hip
-                 : k == "mpc" ? ir::DeviceKind::Mpc
-                              : ir::DeviceKind::Cpu;
-      std::vector<std::string> order =
-          k == "cpu" ? std::vector<std::string>{"threads"}
-          : k == "hip" ? std::vector<std::string>{"ordinal"}
-                       : std::vector<std::string>{"parties", "protocol", "frac_bits"};
-      std::map<std::string, Attribute> given;
-      size_t pos = 0;
-      for (const Arg &a : d->args) {
-        std::string n = a.keyword ? a.keyword->name : order[pos++];
-        if (a.value->kind == ExprKind::StringLit)
-          given[n] = Attribute::string(static_cast<const StringLit &>(*a.value).value);
-        else
-          given[n] = Attribute::integer(constInt(*a.value));
-      }
-      if (k == "mpc") {
-        given.emplace("parties", Attribute::integer(3));
-        given.emplace("protocol", Attribute::string("rep3"));
-        given.emplace("frac_bits", Attribute::integer(18));
-      }
-      for (const std::string &n : order)
-        if (given.count(n))
-          dev.args.push_back({n, given[n]});
-      m_.devices.push_back(std::move(dev));
-    }
-    if (m_.devices.empty()) {
-      ir::Device host;
-      host.name = "host";
-      host.kind = ir::DeviceKind::Cpu;
-      host.implicit = true;
-      m_.devices.push_back(std::move(host));
-    }
-  }
+  void lowerDevices() { m_.devices = c_.irDevices; }
 
   void lowerGlobals() {
     for (const Item *item : c_.globals) {
@@ -217,14 +156,6 @@ private:
     return out;
   }
 
-  int64_t constInt(const Expr &e) {
-    if (e.kind == ExprKind::IntLit)
-      return static_cast<const IntLit &>(e).value;
-    if (e.kind == ExprKind::Unary)
-      return -constInt(*static_cast<const UnaryExpr &>(e).operand);
-    return 0;
-  }
-
   Operation *emit(OpKind k, std::vector<Value *> operands,
                   std::vector<ir::NamedAttr> attrs, const std::vector<TensorType> &types,
                   ir::Location loc) {
@@ -253,76 +184,10 @@ private:
   }
 
   Value *lowerParamInit(const ParamItem &p, const TensorType &t) {
-    const Expr &init = *p.init;
-    std::vector<ir::NamedAttr> typeAttr = {{"type", Attribute::type(t)}};
-    if (init.kind == ExprKind::Name) {
-      const std::string &n = static_cast<const NameExpr &>(init).name;
-      return emit(n == "zeros" ? OpKind::Zeros : OpKind::Ones, {}, typeAttr, {t}, init.loc)
-          ->result();
-    }
-    if (init.kind == ExprKind::Call) {
-      auto &call = static_cast<const CallExpr &>(init);
-      const std::string &n = call.callee.name;
-      if (n == "load") {
-        std::string file = static_cast<const StringLit &>(*call.args[0].value).value;
-        if (!file.empty() && file[0] != '/')
-          file = dirOf(ir::fileName(p.loc.file)) + file;
-        std::vector<ir::NamedAttr> attrs = {{"file", Attribute::string(file)}};
-        if (call.args.size() == 2)
-          attrs.push_back({"key", Attribute::string(
-                                      static_cast<const StringLit &>(*call.args[1].value).value)});
-        return emit(OpKind::Load, {}, attrs, {t}, init.loc)->result();
-      }
-      if (n == "fill" || n == "random_normal" || n == "random_uniform") {
-        std::vector<std::string> names =
-            n == "fill" ? std::vector<std::string>{"value"}
-            : n == "random_normal" ? std::vector<std::string>{"seed", "mean", "std"}
-                                   : std::vector<std::string>{"seed", "lo", "hi"};
-        std::map<std::string, const Expr *> given;
-        size_t pos = 0;
-        for (const Arg &a : call.args)
-          given[a.keyword ? a.keyword->name : names[pos++]] = a.value.get();
-        std::vector<ir::NamedAttr> attrs = typeAttr;
-        auto number = [&](const std::string &k, double dflt) {
-          auto it = given.find(k);
-          return Attribute::real(it == given.end() ? dflt : constNumber(*it->second));
-        };
-        if (n == "fill") {
-          attrs.push_back({"value", number("value", 0)});
-          return emit(OpKind::Full, {}, attrs, {t}, init.loc)->result();
-        }
-        attrs.push_back({"seed", Attribute::integer(constInt(*given.at("seed")))});
-        if (n == "random_normal") {
-          attrs.push_back({"mean", number("mean", 0)});
-          attrs.push_back({"std", number("std", 1)});
-          return emit(OpKind::RandomNormal, {}, attrs, {t}, init.loc)->result();
-        }
-        attrs.push_back({"lo", number("lo", 0)});
-        attrs.push_back({"hi", number("hi", 1)});
-        return emit(OpKind::RandomUniform, {}, attrs, {t}, init.loc)->result();
-      }
-    }
-    return lowerExpr(init)[0];
-  }
-
-  double constNumber(const Expr &e) {
-    switch (e.kind) {
-    case ExprKind::IntLit: return double(static_cast<const IntLit &>(e).value);
-    case ExprKind::FloatLit: return static_cast<const FloatLit &>(e).value;
-    case ExprKind::Unary: return -constNumber(*static_cast<const UnaryExpr &>(e).operand);
-    case ExprKind::Binary: {
-      auto &b = static_cast<const BinaryExpr &>(e);
-      double x = constNumber(*b.lhs), y = constNumber(*b.rhs);
-      switch (b.op) {
-      case BinaryOp::Add: return x + y;
-      case BinaryOp::Sub: return x - y;
-      case BinaryOp::Mul: return x * y;
-      case BinaryOp::Div: return x / y;
-      default: return 0;
-      }
-    }
-    default: return 0;
-    }
+    const ParamInit &init = c_.paramInits.at(&p);
+    if (init.fromExpr)
+      return lowerExpr(*p.init)[0];
+    return emit(init.kind, {}, init.attrs, {t}, p.init->loc)->result();
   }
 
   // --- statements ---
@@ -370,7 +235,7 @@ private:
     Region *saved = region_;
     region_ = r;
     lowerStatements(b);
-    if (!r->terminator())
+    if (!stdlib::terminatorOf(*r))
       emit(OpKind::Yield, {}, {}, {}, b.close);
     region_ = saved;
   }
@@ -405,14 +270,13 @@ private:
       if (Value *v = constant(e))
         return {v};
       Value *x = lowerExpr(*u.operand)[0];
-      return {emit(u.op == UnaryOp::Neg ? OpKind::Neg : OpKind::Not, {x}, {}, {*t}, e.loc)
-                  ->result()};
+      return {emit(*e.info.op, {x}, {}, {*t}, e.loc)->result()};
     }
     case ExprKind::Binary: {
       auto &b = static_cast<const BinaryExpr &>(e);
       Value *x = lowerExpr(*b.lhs)[0];
       Value *y = lowerExpr(*b.rhs)[0];
-      return {emit(binaryKind(b.op), {x, y}, {}, {*t}, e.loc)->result()};
+      return {emit(*e.info.op, {x, y}, {}, {*t}, e.loc)->result()};
     }
     case ExprKind::Call: return lowerCall(static_cast<const CallExpr &>(e));
     case ExprKind::Index: return lowerIndex(static_cast<const IndexExpr &>(e));

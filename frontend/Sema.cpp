@@ -7,6 +7,7 @@
 //    dimensions), then each body statement by statement in nested scopes.
 // 5. Reject recursion (E0208) on the call graph, iteratively.
 #include "frontend/SemaImpl.h"
+#include "stdlib/DeviceKinds.h"
 
 #include <algorithm>
 #include <functional>
@@ -83,10 +84,15 @@ bool Sema::deviceDeclared(const Ident &dev) {
   std::string list;
   for (const DeviceItem *di : out_->devices)
     list += (list.empty() ? "" : ", ") + di->name.name;
-  if (out_->devices.empty())
-    d.notes.push_back({{}, "no devices are declared; add e.g. `device " +
-                               dev.name + " = hip(0)`"});
-  else
+  if (out_->devices.empty()) {
+    // An example declaration, of a kind with an ordinal when one exists.
+    const stdlib::DeviceKindInfo *k = stdlib::acceleratorDeviceKind();
+    if (!k)
+      k = stdlib::hostDeviceKind();
+    std::string example = k ? k->name + (k->ordinalArg.empty() ? "()" : "(0)") : "KIND()";
+    d.notes.push_back({{}, "no devices are declared; add e.g. `device " + dev.name + " = " +
+                               example + "`"});
+  } else
     d.notes.push_back({{}, "declared devices: " + list});
   return false;
 }
@@ -137,25 +143,19 @@ void Sema::collectItems() {
 }
 
 void Sema::checkDevice(const DeviceItem &d) {
-  const std::string &kind = d.deviceKind.name;
-  struct ArgSpec {
-    const char *name;
-    bool isString;
-  };
-  std::vector<ArgSpec> allowed;
-  if (kind == "cpu")
-    allowed = {{"threads", false}};
-  else if (kind == "hip")
-    allowed = {{"ordinal", false}};
-  else if (kind == "mpc")
-    allowed = {{"parties", false}, {"protocol", true}, {"frac_bits", false}};
-  else {
+  const std::string &kindName = d.deviceKind.name;
+  const stdlib::DeviceKindInfo *kind = stdlib::findDeviceKind(kindName);
+  if (!kind) {
+    std::string list;
+    for (const std::string &k : stdlib::deviceKindNames())
+      list += (list.empty() ? "" : ", ") + k;
     diags_.error("E0204", d.deviceKind.loc,
-                 "unknown device kind '" + kind + "'; expected cpu, hip or mpc");
+                 "unknown device kind '" + kindName + "'; expected one of: " + list);
     return;
   }
+  const std::vector<stdlib::ParamSpec> &allowed = kind->args;
   size_t positional = 0;
-  std::set<std::string> given;
+  std::map<std::string, ir::Attribute> given;
   for (const Arg &a : d.args) {
     std::string name;
     if (a.keyword) {
@@ -163,54 +163,69 @@ void Sema::checkDevice(const DeviceItem &d) {
     } else if (positional < allowed.size()) {
       name = allowed[positional++].name;
     } else {
-      diags_.error("E0204", a.value->loc, kind + "() takes at most " +
+      diags_.error("E0204", a.value->loc, kindName + "() takes at most " +
                                               std::to_string(allowed.size()) +
                                               " arguments");
       continue;
     }
     auto spec = std::find_if(allowed.begin(), allowed.end(),
-                             [&](const ArgSpec &s) { return name == s.name; });
+                             [&](const stdlib::ParamSpec &s) { return name == s.name; });
     Location at = a.keyword ? a.keyword->loc : a.value->loc;
     if (spec == allowed.end()) {
       std::string list;
       for (auto &s : allowed)
         list += (list.empty() ? "" : ", ") + std::string(s.name);
-      diags_.error("E0204", at, "unknown argument '" + name + "' for a " + kind +
-                                    " device (expected: " + list + ")");
+      diags_.error("E0204", at, "unknown argument '" + name + "' for a " + kindName +
+                                    " device (expected: " + (list.empty() ? "none" : list) +
+                                    ")");
       continue;
     }
-    if (!given.insert(name).second) {
+    if (given.count(name)) {
       diags_.error("E0204", at, "argument '" + name + "' given twice");
       continue;
     }
-    if (spec->isString) {
+    ir::Attribute value;
+    if (spec->kind == stdlib::ParamKind::String) {
       if (a.value->kind != ExprKind::StringLit) {
         diags_.error("E0204", a.value->loc, "'" + name + "' must be a string");
         continue;
       }
-      const std::string &v = static_cast<const StringLit &>(*a.value).value;
-      if (name == "protocol" && v != "rep3" && v != "additive")
-        diags_.error("E0204", a.value->loc, "unknown MPC protocol \"" + v +
-                                                "\"; expected \"rep3\" or \"additive\"");
-      continue;
+      value = ir::Attribute::string(static_cast<const StringLit &>(*a.value).value);
+    } else {
+      std::optional<int64_t> v = evalInt(*a.value);
+      if (!v) {
+        diags_.error("E0204", a.value->loc, "'" + name + "' must be an integer constant");
+        continue;
+      }
+      value = ir::Attribute::integer(*v);
     }
-    std::optional<int64_t> v = evalInt(*a.value);
-    if (!v) {
-      diags_.error("E0204", a.value->loc, "'" + name + "' must be an integer constant");
-      continue;
-    }
-    if ((name == "ordinal" && *v < 0) || (name == "threads" && *v < 1) ||
-        (name == "parties" && (*v < 2 || *v > 16)) ||
-        (name == "frac_bits" && (*v < 1 || *v > 40)))
+    std::string why = kind->checkArg ? kind->checkArg(name, value) : std::string();
+    if (!why.empty()) {
+      std::string shown = value.kind() == ir::Attribute::Kind::String
+                              ? "\"" + value.asString() + "\""
+                              : std::to_string(value.asInt());
       diags_.error("E0204", a.value->loc,
-                   "bad value " + std::to_string(*v) + " for '" + name + "'" +
-                       (name == "ordinal"     ? " (ordinals start at 0)"
-                        : name == "threads"   ? " (at least 1)"
-                        : name == "parties"   ? " (2 to 16 parties)"
-                                              : " (1 to 40 fractional bits)"));
+                   "bad value " + shown + " for '" + name + "' (" + why + ")");
+      continue;
+    }
+    given[name] = value;
   }
-  if (kind == "hip" && !given.count("ordinal"))
-    diags_.error("E0204", d.loc, "a hip device needs an ordinal: hip(0)");
+  // The device, with every argument of its kind in the kind's order.
+  ir::Device dev;
+  dev.name = d.name.name;
+  dev.kind = kind->name;
+  dev.loc = d.loc;
+  for (const stdlib::ParamSpec &p : allowed) {
+    auto it = given.find(p.name);
+    if (it != given.end())
+      dev.args.push_back({p.name, it->second});
+    else if (p.dflt)
+      dev.args.push_back({p.name, *p.dflt});
+    else if (p.required)
+      diags_.error("E0204", d.loc, "a " + kindName + " device needs '" + p.name + "': " +
+                                       kindName + "(" + p.name + " = ...)");
+  }
+  out_->irDevices.push_back(std::move(dev));
 }
 
 bool Sema::resolveType(const TypeNode &t, TensorType &out, bool declareSymbols) {
@@ -284,10 +299,14 @@ void Sema::checkParam(const ParamItem &p) {
     deviceDeclared(*p.device);
   Expr &init = *p.init;
   // zeros / ones as bare names.
+  ParamInit &resolved = out_->paramInits[&p];
   if (init.kind == ExprKind::Name) {
     const std::string &n = static_cast<NameExpr &>(init).name;
-    if (n == "zeros" || n == "ones")
+    if (n == "zeros" || n == "ones") {
+      resolved.kind = n == "zeros" ? ir::OpKind::Zeros : ir::OpKind::Ones;
+      resolved.attrs = {{"type", ir::Attribute::type(t)}};
       return;
+    }
     diags_.error("E0204", init.loc, "unknown initializer '" + n +
                                         "'; expected load(...), zeros, ones, fill(v), "
                                         "random_normal(...), random_uniform(...) or a literal");
@@ -314,9 +333,21 @@ void Sema::checkParam(const ParamItem &p) {
           diags_.error("E0204", a.keyword->loc, "load takes positional arguments only");
           return;
         }
-      needString(call.args[0], "the weight file");
+      if (!needString(call.args[0], "the weight file") ||
+          (call.args.size() == 2 && !needString(call.args[1], "the key")))
+        return;
+      // A relative path is relative to the file that declares the param.
+      std::string file = static_cast<const StringLit &>(*call.args[0].value).value;
+      if (!file.empty() && file[0] != '/') {
+        const std::string &decl = ir::fileName(p.loc.file);
+        size_t slash = decl.rfind('/');
+        file = (slash == std::string::npos ? "" : decl.substr(0, slash + 1)) + file;
+      }
+      resolved.kind = ir::OpKind::Load;
+      resolved.attrs = {{"file", ir::Attribute::string(file)}};
       if (call.args.size() == 2)
-        needString(call.args[1], "the key");
+        resolved.attrs.push_back(
+            {"key", ir::Attribute::string(static_cast<const StringLit &>(*call.args[1].value).value)});
       return;
     }
     if (n == "fill" || n == "random_normal" || n == "random_uniform") {
@@ -326,6 +357,7 @@ void Sema::checkParam(const ParamItem &p) {
                                  : std::vector<const char *>{"seed", "lo", "hi"};
       size_t pos = 0;
       bool haveFirst = false;
+      std::map<std::string, ir::Attribute> values;
       for (const Arg &a : call.args) {
         std::string an = a.keyword ? a.keyword->name : (pos < names.size() ? names[pos++] : "");
         if (an.empty() ||
@@ -336,19 +368,38 @@ void Sema::checkParam(const ParamItem &p) {
           continue;
         }
         haveFirst |= an == names[0];
-        bool ok = an == "seed" ? evalInt(*a.value).has_value()
-                               : evalNumber(*a.value).has_value();
-        if (!ok)
+        if (an == "seed") {
+          if (auto v = evalInt(*a.value))
+            values[an] = ir::Attribute::integer(*v);
+        } else if (auto v = evalNumber(*a.value)) {
+          values[an] = ir::Attribute::real(*v);
+        }
+        if (!values.count(an))
           diags_.error("E0204", a.value->loc, "'" + an + "' must be a number constant");
       }
       if (!haveFirst)
         diags_.error("E0204", call.loc, n + " needs '" + names[0] + "'");
       if (n != "fill" && !ir::isFloat(t.dtype))
         diags_.error("E0201", p.type.loc, "random initializers need a floating-point type");
+      // The operation, with the table's defaults for what was not given.
+      resolved.kind = n == "fill"            ? ir::OpKind::Full
+                      : n == "random_normal" ? ir::OpKind::RandomNormal
+                                             : ir::OpKind::RandomUniform;
+      resolved.attrs = {{"type", ir::Attribute::type(t)}};
+      for (const stdlib::ParamSpec &ps : stdlib::opInfo(resolved.kind).params) {
+        if (ps.kind == stdlib::ParamKind::Type)
+          continue;
+        auto it = values.find(ps.name);
+        if (it != values.end())
+          resolved.attrs.push_back({ps.name, it->second});
+        else if (ps.dflt)
+          resolved.attrs.push_back({ps.name, *ps.dflt});
+      }
       return;
     }
   }
   // A tensor literal (or any constant expression) of the declared type.
+  resolved.fromExpr = true;
   auto savedScopes = std::move(scopes_);
   scopes_.clear();
   scopes_.emplace_back();
@@ -624,6 +675,19 @@ std::unique_ptr<CheckedProgram> Sema::run() {
   collectItems();
   for (const DeviceItem *d : out_->devices)
     checkDevice(*d);
+  if (out_->devices.empty()) {
+    // A program that declares no device runs on an implicit host device.
+    if (const stdlib::DeviceKindInfo *host = stdlib::hostDeviceKind()) {
+      ir::Device dev;
+      dev.name = "host";
+      dev.kind = host->name;
+      dev.implicit = true;
+      for (const stdlib::ParamSpec &p : host->args)
+        if (p.dflt)
+          dev.args.push_back({p.name, *p.dflt});
+      out_->irDevices.push_back(std::move(dev));
+    }
+  }
   for (const Item *g : out_->globals) {
     if (g->kind == ItemKind::Const)
       checkConst(static_cast<const ConstItem &>(*g));

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "frontend/AST.h"
+#include "stdlib/Registry.h"
 #include "ir/Attribute.h"
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
@@ -49,6 +50,16 @@ struct IndexInfo {
   bool needsSlice = false;
 };
 
+/// How a param is initialized, as Sema resolved it: an operation with its
+/// attributes (every value evaluated, consts included; a weight file's path
+/// resolved against the declaring file), or, when `fromExpr`, the
+/// initializer expression itself (a literal or constant expression).
+struct ParamInit {
+  bool fromExpr = false;
+  ir::OpKind kind{};                // load, zeros, ones, full, random_*
+  std::vector<ir::NamedAttr> attrs; // in the operation's order
+};
+
 /// A checked program: the items by name and the side tables.
 struct CheckedProgram {
   Program *program = nullptr;
@@ -62,6 +73,12 @@ struct CheckedProgram {
   std::unordered_map<const Expr *, IndexInfo> indexes;
   /// The type each global (param or const) has.
   std::map<std::string, ir::TensorType> globalTypes;
+  /// The devices of the program, each with every argument of its kind
+  /// (evaluated, defaults filled in); the implicit host device when the
+  /// program declares none.
+  std::vector<ir::Device> irDevices;
+  /// How each param is initialized.
+  std::unordered_map<const Item *, ParamInit> paramInits;
   /// For each function, its result types (declared or inferred).
   std::unordered_map<const FnItem *, std::vector<ir::TensorType>> fnResults;
 };

@@ -3,6 +3,7 @@
 // this asks for) and standard library operations (positional and keyword
 // arguments against the registry's signature, attributes, shape rules).
 #include "frontend/SemaImpl.h"
+#include "stdlib/Registry.h"
 
 #include <algorithm>
 

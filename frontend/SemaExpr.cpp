@@ -2,6 +2,7 @@
 // types, operators and indexing (calls are in SemaCall.cpp, control flow
 // in SemaControl.cpp).
 #include "frontend/SemaImpl.h"
+#include "stdlib/Registry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -571,12 +572,13 @@ bool Sema::checkUnary(UnaryExpr &e) {
   if (!checkExpr(*e.operand) || !requireTensor(*e.operand, "the operand"))
     return false;
   std::vector<ir::NamedAttr> attrs;
-  auto r = stdlib::inferTypes(e.op == UnaryOp::Neg ? ir::OpKind::Neg : ir::OpKind::Not,
-                              {e.operand->info.types[0]}, attrs);
+  ir::OpKind k = e.op == UnaryOp::Neg ? ir::OpKind::Neg : ir::OpKind::Not;
+  auto r = stdlib::inferTypes(k, {e.operand->info.types[0]}, attrs);
   if (!r.ok()) {
     reportRule(*r.error, e.loc, {e.operand.get()});
     return false;
   }
+  e.info.op = k;
   e.info.types = r.types;
   e.info.weak = e.operand->info.weak;
   return true;
@@ -597,6 +599,7 @@ bool Sema::checkBinary(BinaryExpr &e) {
     reportRule(*r.error, e.loc, {e.lhs.get(), e.rhs.get()});
     return false;
   }
+  e.info.op = k;
   e.info.types = r.types;
   bool producesBool = r.types[0].dtype == DType::Bool;
   if (bothWeak && producesBool) {

@@ -32,6 +32,17 @@ struct Diagnostic {
   std::vector<DiagNote> notes;
 };
 
+/// The name of a severity: "error", "warning", "note".
+const char *severityName(Severity s);
+/// A diagnostic as one JSON object on one line, without the newline: what
+/// --diagnostics=json prints (code, severity, message, file, line, column,
+/// end_column, notes).
+std::string diagnosticJson(const Diagnostic &d);
+/// A diagnostic as text without source lines ("file:3:7: error[E0101]:
+/// message", then its notes), for reports made where no source is at hand
+/// (an internal error ending the process).
+std::string diagnosticLine(const Diagnostic &d);
+
 /// Receives every diagnostic as it is emitted.
 class DiagnosticHandler {
 public:

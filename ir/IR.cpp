@@ -3,34 +3,8 @@
 
 #include <cassert>
 #include <cstring>
-#include <set>
-#include <unordered_map>
 
 namespace mdl::ir {
-
-namespace {
-const char *const kOpNames[] = {
-#define MDL_OP(E, N) N,
-#include "stdlib/Ops.def"
-#undef MDL_OP
-};
-} // namespace
-
-const char *opName(OpKind k) { return kOpNames[static_cast<int>(k)]; }
-
-bool parseOpName(const std::string &s, OpKind &out) {
-  static const std::unordered_map<std::string, OpKind> index = [] {
-    std::unordered_map<std::string, OpKind> m;
-    for (int i = 0; i < kNumOpKinds; ++i)
-      m.emplace(kOpNames[i], static_cast<OpKind>(i));
-    return m;
-  }();
-  auto it = index.find(s);
-  if (it == index.end())
-    return false;
-  out = it->second;
-  return true;
-}
 
 Value *Region::addArg(TensorType t) {
   args.push_back(std::make_unique<Value>(std::move(t)));
@@ -44,14 +18,6 @@ Operation *Region::push(std::unique_ptr<Operation> op) {
   op->parent = this;
   ops.push_back(std::move(op));
   return ops.back().get();
-}
-
-Operation *Region::terminator() const {
-  if (ops.empty())
-    return nullptr;
-  Operation *last = ops.back().get();
-  return last->kind == OpKind::Yield || last->kind == OpKind::Return ? last
-                                                                      : nullptr;
 }
 
 Value *Operation::addResult(TensorType t) {
@@ -121,15 +87,6 @@ std::string Operation::stringAttr(const std::string &name) const {
   return {};
 }
 
-const char *deviceKindName(DeviceKind k) {
-  switch (k) {
-  case DeviceKind::Cpu: return "cpu";
-  case DeviceKind::Hip: return "hip";
-  case DeviceKind::Mpc: return "mpc";
-  }
-  return "?";
-}
-
 int64_t Device::intArg(const std::string &n, int64_t dflt) const {
   for (const NamedAttr &a : args)
     if (a.name == n && a.value.kind() == Attribute::Kind::Int)
@@ -150,6 +107,18 @@ std::vector<Value *> Function::args() const {
   for (auto &a : body->args)
     out.push_back(a.get());
   return out;
+}
+
+std::unique_ptr<Function> Function::cloneHeader() const {
+  auto f = std::make_unique<Function>();
+  f->name = name;
+  f->symbols = symbols;
+  f->resultTypes = resultTypes;
+  f->resultDevices = resultDevices;
+  f->argNames = argNames;
+  f->loc = loc;
+  f->attrs = attrs;
+  return f;
 }
 
 int Module::findDevice(const std::string &name) const {
@@ -202,20 +171,6 @@ std::unique_ptr<Operation> cloneOp(const Operation &op, ValueMap &map) {
     map[res.get()] = nv;
   }
   return copy;
-}
-
-std::vector<const Function *> uncalledFunctions(const Module &m) {
-  std::set<std::string> called;
-  for (auto &f : m.functions)
-    walk(*f->body, [&](const Operation &op) {
-      if (op.kind == OpKind::Call)
-        called.insert(op.stringAttr("callee"));
-    });
-  std::vector<const Function *> out;
-  for (auto &f : m.functions)
-    if (!called.count(f->name))
-      out.push_back(f.get());
-  return out;
 }
 
 Global cloneGlobal(const Global &g) {

@@ -21,22 +21,10 @@
 
 namespace mdl::ir {
 
-enum class OpKind : uint16_t {
-#define MDL_OP(E, N) E,
-#include "stdlib/Ops.def"
-#undef MDL_OP
-};
-
-constexpr int kNumOpKinds = 0
-#define MDL_OP(E, N) +1
-#include "stdlib/Ops.def"
-#undef MDL_OP
-    ;
-
-/// The text spelling of an operation kind (`add`, `max`, `for`).
-const char *opName(OpKind k);
-/// Looks an operation kind up by its spelling.
-bool parseOpName(const std::string &s, OpKind &out);
+/// What an operation is: an index into the operation table
+/// (stdlib/Ops.def), which completes this enum with every kind
+/// (stdlib/OpKind.h). The IR core stores kinds and never interprets them.
+enum class OpKind : uint16_t;
 
 class Operation;
 class Region;
@@ -73,8 +61,6 @@ public:
   Value *addArg(TensorType t);
   /// Appends an operation and takes ownership.
   Operation *push(std::unique_ptr<Operation> op);
-  /// The terminator (`yield`/`return`), or null.
-  Operation *terminator() const;
 };
 
 class Operation {
@@ -115,14 +101,12 @@ template <typename Fn> void walk(Region &r, Fn &&fn) {
   }
 }
 
-enum class DeviceKind : uint8_t { Cpu, Hip, Mpc };
-const char *deviceKindName(DeviceKind k);
-
 /// A declared device (`device gpu0 = hip(0)`).
 struct Device {
   std::string name;
-  DeviceKind kind = DeviceKind::Cpu;
-  std::vector<NamedAttr> args; // ordinal, threads, parties, protocol, frac_bits
+  /// The name of its kind, registered in stdlib/DeviceKinds.h ("hip").
+  std::string kind;
+  std::vector<NamedAttr> args; // every argument of the kind, defaults included
   Location loc;
   bool implicit = false; // the `host = cpu()` of a program that declares none
 
@@ -160,6 +144,9 @@ public:
   std::vector<NamedAttr> attrs;
 
   std::vector<Value *> args() const;
+  /// A function with this one's name, symbols, result types and devices,
+  /// argument names, location and attributes, and an empty body.
+  std::unique_ptr<Function> cloneHeader() const;
 };
 
 /// A whole program.
@@ -194,8 +181,5 @@ void cloneRegionInto(const Region &src, Region &dst, ValueMap &map);
 std::unique_ptr<Operation> cloneOp(const Operation &op, ValueMap &map);
 /// Deep-copies a global (its initializer included).
 Global cloneGlobal(const Global &g);
-/// The functions no call refers to, in module order: the entry points when
-/// none is named.
-std::vector<const Function *> uncalledFunctions(const Module &m);
 
 } // namespace mdl::ir

@@ -1,178 +1,114 @@
-// The registry table: one entry per operation kind with its user-facing
-// signature, class and device kinds; shape rules come from ShapeRules.cpp.
+// The registry: the operation table (Ops.def) expanded into one OpInfo per
+// kind, the spelling of each kind, and the questions passes ask of it.
 #include "stdlib/Registry.h"
-#include "stdlib/RegistryEntries.h"
 #include "stdlib/ShapeRules.h"
 
 #include <algorithm>
 #include <cassert>
+#include <set>
 #include <unordered_map>
+
+namespace mdl::ir {
+
+namespace {
+const char *const kOpNames[] = {
+#define MDL_OP(E, N, ...) N,
+#include "stdlib/Ops.def"
+#undef MDL_OP
+};
+} // namespace
+
+const char *opName(OpKind k) { return kOpNames[static_cast<int>(k)]; }
+
+bool parseOpName(const std::string &s, OpKind &out) {
+  static const std::unordered_map<std::string, OpKind> byName = [] {
+    std::unordered_map<std::string, OpKind> m;
+    for (int k = 0; k < kNumOpKinds; ++k)
+      m.emplace(kOpNames[k], static_cast<OpKind>(k));
+    return m;
+  }();
+  auto it = byName.find(s);
+  if (it == byName.end())
+    return false;
+  out = it->second;
+  return true;
+}
+
+} // namespace mdl::ir
 
 namespace mdl::stdlib {
 
 using ir::Attribute;
 using ir::OpKind;
-using P = ParamSpec;
 using PK = ParamKind;
 
 namespace {
 
-// MPC implements linear algebra, comparisons-free arithmetic, ReLU and a
-// sigmoid approximation, max reductions and data movement.
-constexpr unsigned kAll = kAllDevices;
-constexpr unsigned kNoMpc = kCpu | kHip;
-
-std::vector<Entry> buildEntries() {
-  const auto i0 = Attribute::integer(0);
-  const auto m1 = Attribute::integer(-1);
-  const auto no = Attribute::boolean(false);
-  std::vector<Entry> e = {
-      // Structure: not callable by name.
-      {OpKind::Constant, nullptr, OpClass::Structural, {}, kAll},
-      {OpKind::Global, nullptr, OpClass::Structural, {}, kAll},
-      {OpKind::Load, nullptr, OpClass::Structural, {}, kAll},
-      {OpKind::Call, nullptr, OpClass::Structural, {}, kAll},
-      {OpKind::If, nullptr, OpClass::Structural, {}, kAll},
-      {OpKind::For, nullptr, OpClass::Structural, {}, kAll},
-      {OpKind::While, nullptr, OpClass::Structural, {}, kAll},
-      {OpKind::Yield, nullptr, OpClass::Structural, {}, kAll},
-      {OpKind::Return, nullptr, OpClass::Structural, {}, kAll},
-      {OpKind::Print, "print", OpClass::Structural, {P{"values", PK::Variadic, std::nullopt, true}}, kAll},
-      {OpKind::Segment, nullptr, OpClass::Structural, {}, kAll},
-      {OpKind::Fusion, nullptr, OpClass::Structural, {}, kAll},
-      // Placement.
-      {OpKind::To, "to", OpClass::Placement, {tensor("x"), req("device", PK::Device)}, kAll},
-      {OpKind::Reveal, "reveal", OpClass::Placement, {tensor("x")}, kAll},
-      {OpKind::Transfer, nullptr, OpClass::Placement, {}, kAll},
-      // Elementwise binary (operators; also callable where named).
-      {OpKind::Add, nullptr, OpClass::ElementwiseBinary, {tensor("a"), tensor("b")}, kAll},
-      {OpKind::Sub, nullptr, OpClass::ElementwiseBinary, {tensor("a"), tensor("b")}, kAll},
-      {OpKind::Mul, nullptr, OpClass::ElementwiseBinary, {tensor("a"), tensor("b")}, kAll},
-      {OpKind::Div, nullptr, OpClass::ElementwiseBinary, {tensor("a"), tensor("b")}, kNoMpc},
-      {OpKind::Mod, nullptr, OpClass::ElementwiseBinary, {tensor("a"), tensor("b")}, kNoMpc},
-      {OpKind::Pow, "pow", OpClass::ElementwiseBinary, {tensor("a"), tensor("b")}, kNoMpc},
-      {OpKind::Maximum, "maximum", OpClass::ElementwiseBinary, {tensor("a"), tensor("b")}, kAll},
-      {OpKind::Minimum, "minimum", OpClass::ElementwiseBinary, {tensor("a"), tensor("b")}, kAll},
-      {OpKind::Eq, nullptr, OpClass::Comparison, {tensor("a"), tensor("b")}, kNoMpc},
-      {OpKind::Ne, nullptr, OpClass::Comparison, {tensor("a"), tensor("b")}, kNoMpc},
-      {OpKind::Lt, nullptr, OpClass::Comparison, {tensor("a"), tensor("b")}, kAll},
-      {OpKind::Le, nullptr, OpClass::Comparison, {tensor("a"), tensor("b")}, kAll},
-      {OpKind::Gt, nullptr, OpClass::Comparison, {tensor("a"), tensor("b")}, kAll},
-      {OpKind::Ge, nullptr, OpClass::Comparison, {tensor("a"), tensor("b")}, kAll},
-      {OpKind::And, nullptr, OpClass::Logic, {tensor("a"), tensor("b")}, kNoMpc},
-      {OpKind::Or, nullptr, OpClass::Logic, {tensor("a"), tensor("b")}, kNoMpc},
-      {OpKind::Not, nullptr, OpClass::Logic, {tensor("x")}, kNoMpc},
-      // Elementwise unary.
-      {OpKind::Neg, "neg", OpClass::ElementwiseUnary, {tensor("x")}, kAll},
-      {OpKind::Abs, "abs", OpClass::ElementwiseUnary, {tensor("x")}, kNoMpc},
-      {OpKind::Exp, "exp", OpClass::ElementwiseUnary, {tensor("x")}, kNoMpc},
-      {OpKind::Log, "log", OpClass::ElementwiseUnary, {tensor("x")}, kNoMpc},
-      {OpKind::Sqrt, "sqrt", OpClass::ElementwiseUnary, {tensor("x")}, kNoMpc},
-      {OpKind::Rsqrt, "rsqrt", OpClass::ElementwiseUnary, {tensor("x")}, kNoMpc},
-      {OpKind::Tanh, "tanh", OpClass::ElementwiseUnary, {tensor("x")}, kNoMpc},
-      {OpKind::Sigmoid, "sigmoid", OpClass::ElementwiseUnary, {tensor("x")}, kAll},
-      {OpKind::Relu, "relu", OpClass::ElementwiseUnary, {tensor("x")}, kAll},
-      {OpKind::Gelu, "gelu", OpClass::ElementwiseUnary,
-       {tensor("x"), dflt("approximate", PK::Bool, no)}, kNoMpc},
-      {OpKind::Sin, "sin", OpClass::ElementwiseUnary, {tensor("x")}, kNoMpc},
-      {OpKind::Cos, "cos", OpClass::ElementwiseUnary, {tensor("x")}, kNoMpc},
-      {OpKind::Floor, "floor", OpClass::ElementwiseUnary, {tensor("x")}, kNoMpc},
-      {OpKind::Ceil, "ceil", OpClass::ElementwiseUnary, {tensor("x")}, kNoMpc},
-      {OpKind::Sign, "sign", OpClass::ElementwiseUnary, {tensor("x")}, kNoMpc},
-      {OpKind::Clip, "clip", OpClass::ElementwiseOther,
-       {tensor("x"), tensor("lo"), tensor("hi")}, kNoMpc},
-      {OpKind::Select, "select", OpClass::ElementwiseOther,
-       {tensor("cond"), tensor("a"), tensor("b")}, kNoMpc},
-      {OpKind::Cast, "cast", OpClass::ElementwiseOther,
-       {tensor("x"), req("dtype", PK::DType)}, kAll},
-      // Reductions.
-      {OpKind::Sum, "sum", OpClass::Reduction,
-       {tensor("x"), opt("axis", PK::Axes), dflt("keepdims", PK::Bool, no)}, kAll},
-      {OpKind::Mean, "mean", OpClass::Reduction,
-       {tensor("x"), opt("axis", PK::Axes), dflt("keepdims", PK::Bool, no)}, kAll},
-      {OpKind::ReduceMax, "max", OpClass::Reduction,
-       {tensor("x"), opt("axis", PK::Axes), dflt("keepdims", PK::Bool, no)}, kAll},
-      {OpKind::ReduceMin, "min", OpClass::Reduction,
-       {tensor("x"), opt("axis", PK::Axes), dflt("keepdims", PK::Bool, no)}, kAll},
-      {OpKind::Prod, "prod", OpClass::Reduction,
-       {tensor("x"), opt("axis", PK::Axes), dflt("keepdims", PK::Bool, no)}, kNoMpc},
-      {OpKind::Argmax, "argmax", OpClass::Reduction, {tensor("x"), opt("axis", PK::Int)}, kNoMpc},
-      {OpKind::Argmin, "argmin", OpClass::Reduction, {tensor("x"), opt("axis", PK::Int)}, kNoMpc},
-      // Linear algebra.
-      {OpKind::Matmul, "matmul", OpClass::LinearAlgebra, {tensor("a"), tensor("b")}, kAll},
-      {OpKind::Transpose, "transpose", OpClass::Shape, {tensor("x"), opt("perm", PK::IntList)}, kAll},
-      // Shape.
-      {OpKind::Reshape, "reshape", OpClass::Shape, {tensor("x"), req("shape", PK::DimList)}, kAll},
-      {OpKind::BroadcastTo, "broadcast_to", OpClass::Shape,
-       {tensor("x"), req("shape", PK::DimList)}, kAll},
-      {OpKind::Concat, "concat", OpClass::Shape,
-       {P{"values", PK::TensorList, std::nullopt, true}, dflt("axis", PK::Int, i0)}, kAll},
-      {OpKind::Stack, "stack", OpClass::Shape,
-       {P{"values", PK::TensorList, std::nullopt, true}, dflt("axis", PK::Int, i0)}, kAll},
-      {OpKind::ExpandDims, "expand_dims", OpClass::Shape, {tensor("x"), req("axis", PK::Int)}, kAll},
-      {OpKind::Squeeze, "squeeze", OpClass::Shape, {tensor("x"), opt("axis", PK::Int)}, kAll},
-      {OpKind::Slice, nullptr, OpClass::Shape, {tensor("x")}, kAll},
-      {OpKind::DynamicIndex, nullptr, OpClass::Shape, {tensor("x"), tensor("index")}, kNoMpc},
-      {OpKind::Gather, "gather", OpClass::Shape,
-       {tensor("x"), tensor("indices"), dflt("axis", PK::Int, i0)}, kNoMpc},
-      {OpKind::Pad, "pad", OpClass::Shape,
-       {tensor("x"), req("pads", PK::IntPairs), dflt("value", PK::Number, Attribute::real(0))}, kAll},
-      // Neural.
-      {OpKind::Softmax, "softmax", OpClass::Neural, {tensor("x"), dflt("axis", PK::Int, m1)}, kNoMpc},
-      {OpKind::LogSoftmax, "log_softmax", OpClass::Neural, {tensor("x"), dflt("axis", PK::Int, m1)}, kNoMpc},
-      {OpKind::Layernorm, "layernorm", OpClass::Neural,
-       {tensor("x"), tensor("gamma"), tensor("beta"),
-        dflt("eps", PK::Number, Attribute::real(1e-5)), dflt("axis", PK::Int, m1)}, kNoMpc},
-      {OpKind::Conv2d, "conv2d", OpClass::Neural,
-       {tensor("x"), tensor("w"), dflt("stride", PK::IntPair, Attribute::integer(1)),
-        dflt("padding", PK::IntPair, i0)}, kNoMpc},
-      {OpKind::MaxPool2d, "max_pool2d", OpClass::Neural,
-       {tensor("x"), req("size", PK::IntPair), opt("stride", PK::IntPair)}, kNoMpc},
-      {OpKind::AvgPool2d, "avg_pool2d", OpClass::Neural,
-       {tensor("x"), req("size", PK::IntPair), opt("stride", PK::IntPair)}, kNoMpc},
-      {OpKind::Embedding, "embedding", OpClass::Neural, {tensor("table"), tensor("ids")}, kNoMpc},
-      // Creation.
-      {OpKind::Zeros, "zeros", OpClass::Creation, {req("type", PK::Type)}, kAll},
-      {OpKind::Ones, "ones", OpClass::Creation, {req("type", PK::Type)}, kAll},
-      {OpKind::Full, "full", OpClass::Creation, {req("type", PK::Type), req("value", PK::Number)}, kAll},
-      {OpKind::Arange, "arange", OpClass::Creation, {req("n", PK::DimValue)}, kAll},
-      {OpKind::RandomNormal, "random_normal", OpClass::Creation,
-       {req("type", PK::Type), req("seed", PK::Int), dflt("mean", PK::Number, Attribute::real(0)),
-        dflt("std", PK::Number, Attribute::real(1))}, kAll},
-      {OpKind::RandomUniform, "random_uniform", OpClass::Creation,
-       {req("type", PK::Type), req("seed", PK::Int), dflt("lo", PK::Number, Attribute::real(0)),
-        dflt("hi", PK::Number, Attribute::real(1))}, kAll},
-  };
-  appendHloEntries(e);
-  return e;
-}
+// Defaults of the table's DFLT(name, Kind, value) parameters, by kind.
+Attribute defaultBool(bool v) { return Attribute::boolean(v); }
+Attribute defaultInt(int64_t v) { return Attribute::integer(v); }
+Attribute defaultIntPair(int64_t v) { return Attribute::integer(v); }
+Attribute defaultNumber(double v) { return Attribute::real(v); }
+Attribute defaultString(const char *v) { return Attribute::string(v); }
+Attribute defaultIntList(std::vector<int64_t> v) { return Attribute::intList(std::move(v)); }
 
 struct Table {
   std::vector<OpInfo> infos;
   std::unordered_map<std::string, const OpInfo *> callable;
+  std::vector<std::vector<std::string>> functionAttrs;
 };
+
+std::vector<OpInfo> buildInfos() {
+  using namespace trait;
+  using namespace rules;
+  using namespace hlorules;
+  std::vector<OpInfo> infos = {
+#define IN(n) ParamSpec{#n, PK::Tensor, std::nullopt, true},
+#define LIST(n) ParamSpec{#n, PK::TensorList, std::nullopt, true},
+#define VARIADIC(n) ParamSpec{#n, PK::Variadic, std::nullopt, true},
+#define REQ(n, K) ParamSpec{#n, PK::K, std::nullopt, true},
+#define OPT(n, K) ParamSpec{#n, PK::K, std::nullopt, false},
+#define DFLT(n, K, v) ParamSpec{#n, PK::K, default##K(v), false},
+#define TRAIT(x) (x)
+#define MDL_OP(E, N, CALL, CLS, D, TR, F, COST, RULE, ...)                                     \
+  OpInfo{OpKind::E, N, CALL, OpClass::CLS, Dialect::D, TR, FusionKind::F, COST, RULE,         \
+         {__VA_ARGS__}},
+#include "stdlib/Ops.def"
+#undef MDL_OP
+#undef TRAIT
+#undef DFLT
+#undef OPT
+#undef REQ
+#undef VARIADIC
+#undef LIST
+#undef IN
+  };
+  for (OpInfo &info : infos) {
+    int n = 0;
+    for (const ParamSpec &p : info.params) {
+      if (p.kind == PK::TensorList || p.kind == PK::Variadic)
+        n = -1;
+      else if (p.kind == PK::Tensor && n >= 0)
+        ++n;
+    }
+    info.operandCount = n;
+  }
+  return infos;
+}
 
 const Table &table() {
   static const Table t = [] {
     Table tb;
-    tb.infos.resize(ir::kNumOpKinds);
-    std::vector<bool> seen(ir::kNumOpKinds, false);
-    for (Entry &e : buildEntries()) {
-      int k = static_cast<int>(e.kind);
-      assert(!seen[k] && "operation registered twice");
-      seen[k] = true;
-      OpInfo &info = tb.infos[k];
-      info.kind = e.kind;
-      info.callName = e.call;
-      info.cls = e.cls;
-      info.params = std::move(e.params);
-      info.devices = e.devices;
-      info.infer = shapeRuleFor(e.kind);
-    }
-    for (int k = 0; k < ir::kNumOpKinds; ++k) {
-      assert(seen[k] && "operation kind missing from the registry");
-      if (tb.infos[k].callName)
-        tb.callable.emplace(tb.infos[k].callName, &tb.infos[k]);
+    tb.infos = buildInfos();
+    tb.functionAttrs.resize(tb.infos.size());
+    for (size_t k = 0; k < tb.infos.size(); ++k) {
+      const OpInfo &info = tb.infos[k];
+      assert(static_cast<size_t>(info.kind) == k && "Ops.def expands out of order");
+      if (info.callName)
+        tb.callable.emplace(info.callName, &info);
+      for (const ParamSpec &p : info.params)
+        if (p.kind == PK::Function)
+          tb.functionAttrs[k].push_back(p.name);
     }
     return tb;
   }();
@@ -181,9 +117,7 @@ const Table &table() {
 
 } // namespace
 
-const OpInfo &opInfo(OpKind kind) {
-  return table().infos[static_cast<int>(kind)];
-}
+const OpInfo &opInfo(OpKind kind) { return table().infos[static_cast<size_t>(kind)]; }
 
 const OpInfo *lookupCallable(const std::string &name) {
   auto it = table().callable.find(name);
@@ -198,11 +132,54 @@ std::vector<std::string> callableNames() {
   return names;
 }
 
+const std::vector<std::string> &functionAttrs(OpKind kind) {
+  return table().functionAttrs[static_cast<size_t>(kind)];
+}
+
+ir::Operation *terminatorOf(const ir::Region &r) {
+  if (r.ops.empty())
+    return nullptr;
+  ir::Operation *last = r.ops.back().get();
+  return hasTrait(last->kind, trait::Terminator) ? last : nullptr;
+}
+
+std::vector<const ir::Function *> uncalledFunctions(const ir::Module &m) {
+  std::set<std::string> called;
+  for (auto &f : m.functions)
+    ir::walk(*f->body, [&](const ir::Operation &op) {
+      if (op.kind == OpKind::Call)
+        called.insert(op.stringAttr("callee"));
+    });
+  std::vector<const ir::Function *> out;
+  for (auto &f : m.functions)
+    if (!called.count(f->name))
+      out.push_back(f.get());
+  return out;
+}
+
+bool isFusibleKind(OpKind k, ir::DType result) {
+  switch (opInfo(k).fusion) {
+  case FusionKind::None: return false;
+  case FusionKind::Any: return true;
+  case FusionKind::Float: return ir::isFloat(result);
+  case FusionKind::NonBool: return result != ir::DType::Bool;
+  }
+  return false;
+}
+
 InferResult inferTypes(OpKind kind, const std::vector<ir::TensorType> &operands,
                        std::vector<ir::NamedAttr> &attrs) {
   const OpInfo &info = opInfo(kind);
   assert(info.infer && "inferTypes on a structural operation");
-  return info.infer(operands, attrs);
+  InferResult r = info.infer(operands, attrs);
+  // Defaults the rule did not need are filled in from the table, so the IR
+  // states every attribute.
+  if (r.ok())
+    for (const ParamSpec &p : info.params)
+      if (p.dflt && std::none_of(attrs.begin(), attrs.end(),
+                                 [&](const ir::NamedAttr &a) { return a.name == p.name; }))
+        attrs.push_back({p.name, *p.dflt});
+  return r;
 }
 
 } // namespace mdl::stdlib

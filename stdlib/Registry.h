@@ -1,14 +1,17 @@
-// The operation registry: for every operation kind, its user-facing
-// signature (positional and keyword parameters with defaults), its shape and
-// element-type rule, and the device kinds that implement it.
+// The operation registry: the operation table (Ops.def) as data. For every
+// operation kind: its spelling, its user-facing signature (operands and
+// attributes with their kinds and defaults), its class, dialect, traits,
+// fusibility, cost and shape rule.
 //
-// The frontend reads signatures to check calls, the IR passes and the
-// specializer read shape rules, the affinity pass reads device kinds, and
-// the backends dispatch on the kind. Adding an operation means adding an
-// entry to Ops.def, an entry here, and kernels: nothing else.
+// Passes ask the registry what an operation is (a transfer, a view, host
+// orchestration, fusible, ...) instead of switching on kinds; the frontend
+// reads signatures to check calls; the specializer runs the shape rules.
+// Which device kinds implement an operation is each device kind's own
+// answer (DeviceKinds.h), not a fact of the table.
 #pragma once
 
 #include "ir/IR.h"
+#include "stdlib/OpKind.h"
 
 #include <optional>
 #include <string>
@@ -46,7 +49,7 @@ struct ParamSpec {
   bool required = true;
 };
 
-/// Broad families, used by passes (fusion, folding) and kernels.
+/// Broad families (the registry's grouping; documentation and messages).
 enum class OpClass {
   Structural,
   Placement,
@@ -62,12 +65,29 @@ enum class OpClass {
   Creation,
 };
 
-/// Device kinds as a bit mask.
-enum DeviceMask : unsigned {
-  kCpu = 1u << 0,
-  kHip = 1u << 1,
-  kMpc = 1u << 2,
-  kAllDevices = kCpu | kHip | kMpc,
+/// Where an operation comes from: the language, or XLA's semantics that
+/// `mdl import` needs.
+enum class Dialect { Core, Hlo };
+
+/// Facts about an operation that passes and backends ask about.
+namespace trait {
+enum : unsigned {
+  Orchestration = 1u << 0, // host control flow: calls, branches, loops, print; never in a segment
+  Terminator = 1u << 1,    // ends a region (yield, return)
+  Transfer = 1u << 2,      // moves its operand to another device (to, reveal, transfer)
+  View = 1u << 3,          // its result may share its operand's bytes (reshape, slice, ...)
+  FusionLeaf = 1u << 4,    // constant-like: a fused loop computes it instead of reading it
+  NoKernel = 1u << 5,      // no run-time kernel: the executor handles it
+  RowReduction = 1u << 6,  // a reduction a fused loop can compute over trailing axes
+};
+} // namespace trait
+
+/// Whether a generated loop computes the operation per element.
+enum class FusionKind {
+  None,
+  Any,     // always
+  Float,   // when its result is floating point
+  NonBool, // when its result is not bool
 };
 
 /// Why a shape or type rule rejected its inputs.
@@ -83,21 +103,34 @@ struct InferResult {
   bool ok() const { return !error.has_value(); }
 };
 
+using RuleFn = InferResult (*)(const std::vector<ir::TensorType> &operands,
+                               std::vector<ir::NamedAttr> &attrs);
+
 struct OpInfo {
   ir::OpKind kind;
-  /// The name users call it by, or null for internal operations.
+  /// The IR spelling (`add`).
+  const char *name = nullptr;
+  /// The name users call it by, or null for operators and internal
+  /// operations.
   const char *callName = nullptr;
   OpClass cls = OpClass::Structural;
-  std::vector<ParamSpec> params;
-  unsigned devices = kCpu | kHip;
+  Dialect dialect = Dialect::Core;
+  unsigned traits = 0; // trait:: bits
+  FusionKind fusion = FusionKind::None;
+  /// Relative cost per element in a fused loop (1: an add).
+  int cost = 1;
   /// Infers result types from operand types and attributes. Attributes are
-  /// canonicalized in place (defaults filled in, negative axes made
-  /// non-negative) so the IR is explicit. Null for structural operations,
-  /// whose types the frontend and specializer derive themselves.
-  InferResult (*infer)(const std::vector<ir::TensorType> &operands,
-                       std::vector<ir::NamedAttr> &attrs) = nullptr;
-};
+  /// canonicalized in place (defaults filled in from `params` first,
+  /// negative axes made non-negative) so the IR is explicit. Null for
+  /// structural operations, whose types the frontend and specializer
+  /// derive themselves.
+  RuleFn infer = nullptr;
+  std::vector<ParamSpec> params;
+  /// How many operands it takes, or -1 for a list or variadic signature.
+  int operandCount = 0;
 
+  bool has(unsigned t) const { return (traits & t) != 0; }
+};
 /// The entry for an operation kind.
 const OpInfo &opInfo(ir::OpKind kind);
 /// The user-callable operation with this name, or null.
@@ -109,6 +142,24 @@ std::vector<std::string> callableNames();
 /// function of the module (its ParamKind::Function parameters, such as
 /// `to_apply`); the passes keep those functions alive and placed.
 const std::vector<std::string> &functionAttrs(ir::OpKind kind);
+
+// Questions passes and backends ask about a kind (all read the table).
+inline bool hasTrait(ir::OpKind k, unsigned t) { return opInfo(k).has(t); }
+inline bool isOrchestration(ir::OpKind k) { return hasTrait(k, trait::Orchestration); }
+inline bool isTransfer(ir::OpKind k) { return hasTrait(k, trait::Transfer); }
+inline bool isView(ir::OpKind k) { return hasTrait(k, trait::View); }
+inline bool hasKernel(ir::OpKind k) { return !hasTrait(k, trait::NoKernel); }
+inline bool isRowReduction(ir::OpKind k) { return hasTrait(k, trait::RowReduction); }
+/// The operation that ends a region (its last one, when that is a
+/// terminator), or null.
+ir::Operation *terminatorOf(const ir::Region &r);
+/// The functions no call refers to, in module order: the entry points when
+/// none is named.
+std::vector<const ir::Function *> uncalledFunctions(const ir::Module &m);
+
+/// Whether a fused loop computes `op` per element (its kind's FusionKind
+/// against the result's element type).
+bool isFusibleKind(ir::OpKind k, ir::DType result);
 
 /// Runs the shape rule of `kind`.
 InferResult inferTypes(ir::OpKind kind,

@@ -1,4 +1,5 @@
-// Shape and element-type rules of the standard library operations.
+// Shape and element-type rules of the core operations (the table, Ops.def,
+// names the rule of each kind).
 //
 // Each rule receives operand types (after weak literals took their dtype)
 // and the operation's attributes, canonicalizes the attributes (defaults
@@ -23,7 +24,7 @@ using ir::NamedAttr;
 using ir::Shape;
 using ir::TensorType;
 
-namespace {
+namespace rules {
 
 InferResult ok1(TensorType t) { return ok({std::move(t)}); }
 
@@ -84,13 +85,6 @@ InferResult unaryFloat(const std::vector<TensorType> &ops,
     return fail("E0201", "expected a floating-point operand, found " +
                              dt(ops[0].dtype) + " (use cast(x, f32))", 0);
   return ok1(ops[0]);
-}
-
-InferResult gelu(const std::vector<TensorType> &ops,
-                 std::vector<NamedAttr> &attrs) {
-  if (!findAttr(attrs, "approximate"))
-    setAttr(attrs, "approximate", Attribute::boolean(false));
-  return unaryFloat(ops, attrs);
 }
 
 InferResult unaryNumeric(const std::vector<TensorType> &ops,
@@ -609,8 +603,6 @@ InferResult pad(const std::vector<TensorType> &ops,
     return fail("E0204", "pad has " + std::to_string(w.size() / 2) +
                              " [lo, hi] pairs for a rank-" + std::to_string(x.rank()) +
                              " tensor");
-  if (!findAttr(attrs, "value"))
-    setAttr(attrs, "value", Attribute::real(0));
   Shape s;
   for (int i = 0; i < x.rank(); ++i) {
     if (w[2 * i] < 0 || w[2 * i + 1] < 0)
@@ -655,8 +647,6 @@ InferResult layernorm(const std::vector<TensorType> &ops,
                                ops[i].str() + " does not broadcast to " +
                                ops[0].str(), i);
   }
-  if (!findAttr(attrs, "eps"))
-    setAttr(attrs, "eps", Attribute::real(1e-5));
   return ok1(ops[0]);
 }
 
@@ -789,7 +779,7 @@ InferResult noResults(const std::vector<TensorType> &,
   return ok({});
 }
 
-} // namespace
+} // namespace rules
 
 SliceDim normalizeSliceDim(int64_t n, int64_t b, int64_t e, int64_t k) {
   // Python slice normalization; INT64_MAX means "omitted".
@@ -851,57 +841,6 @@ bool broadcastShapes(const Shape &a, const Shape &b, Shape &out, int &badAxis) {
     }
   }
   return true;
-}
-
-RuleFn shapeRuleFor(ir::OpKind k) {
-  using K = ir::OpKind;
-  switch (k) {
-  case K::Exp: case K::Log: case K::Sqrt: case K::Rsqrt: case K::Tanh:
-  case K::Sigmoid: case K::Sin: case K::Cos:
-    return unaryFloat;
-  case K::Gelu: return gelu;
-  case K::Neg: case K::Abs: case K::Relu: case K::Floor: case K::Ceil:
-  case K::Sign:
-    return unaryNumeric;
-  case K::Not: return unaryBool;
-  case K::Add: case K::Sub: case K::Mul: case K::Div: case K::Mod:
-  case K::Pow: case K::Maximum: case K::Minimum:
-    return binaryArith;
-  case K::Eq: case K::Ne: case K::Lt: case K::Le: case K::Gt: case K::Ge:
-    return comparison;
-  case K::And: case K::Or: return logic;
-  case K::Clip: return clip;
-  case K::Select: return select;
-  case K::Cast: return cast;
-  case K::Sum: case K::ReduceMax: case K::ReduceMin: case K::Prod:
-    return reduceAny;
-  case K::Mean: return reduceMean;
-  case K::Argmax: case K::Argmin: return argReduce;
-  case K::Matmul: return matmul;
-  case K::Transpose: return transpose;
-  case K::Reshape: return reshape;
-  case K::BroadcastTo: return broadcastTo;
-  case K::Concat: return concat;
-  case K::Stack: return stack;
-  case K::ExpandDims: return expandDims;
-  case K::Squeeze: return squeeze;
-  case K::Slice: return slice;
-  case K::DynamicIndex: return dynamicIndex;
-  case K::Gather: return gather;
-  case K::Pad: return pad;
-  case K::Softmax: case K::LogSoftmax: return softmax;
-  case K::Layernorm: return layernorm;
-  case K::Conv2d: return conv2d;
-  case K::MaxPool2d: case K::AvgPool2d: return pool2d;
-  case K::Embedding: return embedding;
-  case K::Zeros: case K::Ones: return fromTypeAttr;
-  case K::Full: return fullRule;
-  case K::RandomNormal: case K::RandomUniform: return randomRule;
-  case K::Arange: return arange;
-  case K::To: case K::Reveal: case K::Transfer: return passThrough;
-  case K::Print: return noResults;
-  default: return hloShapeRuleFor(k);
-  }
 }
 
 } // namespace mdl::stdlib

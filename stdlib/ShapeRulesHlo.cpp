@@ -12,7 +12,6 @@
 namespace mdl::stdlib {
 
 namespace hlorules {
-namespace {
 
 // --- Elementwise -------------------------------------------------------------
 
@@ -74,11 +73,11 @@ InferResult bitBinary(const Ops &ops, Attrs &) { return binaryWith(ops, notFloat
 InferResult shift(const Ops &ops, Attrs &) { return binaryWith(ops, intOnly, "shift"); }
 InferResult atan2Rule(const Ops &ops, Attrs &) { return binaryWith(ops, floatOnly, "atan2"); }
 InferResult divTrunc(const Ops &ops, Attrs &attrs) {
-  boolOf(attrs, "unsigned");
+  boolOf(attrs, "is_unsigned");
   return binaryWith(ops, intOnly, "div_trunc");
 }
 InferResult rem(const Ops &ops, Attrs &attrs) {
-  boolOf(attrs, "unsigned");
+  boolOf(attrs, "is_unsigned");
   return binaryWith(ops, numeric, "rem");
 }
 
@@ -204,47 +203,6 @@ InferResult padGeneral(const Ops &ops, Attrs &attrs) {
   return ok({TensorType(x.dtype, s)});
 }
 
-} // namespace
 } // namespace hlorules
-
-RuleFn hloShapeRuleFor(ir::OpKind k) {
-  using namespace hlorules;
-  using K = ir::OpKind;
-  switch (k) {
-  case K::Expm1: case K::Log1p: case K::Tan: case K::Erf: case K::Cbrt: case K::Acos:
-  case K::Asin: case K::Atan: case K::Acosh: case K::Asinh: case K::Atanh: case K::Cosh:
-  case K::Sinh: case K::RoundEven: case K::RoundAway:
-    return needFloat;
-  case K::IsFinite: return isFinite;
-  case K::ReducePrecision: return reducePrecision;
-  case K::BitNot: return bitUnary;
-  case K::Popcnt: case K::Clz: return intUnary;
-  case K::BitAnd: case K::BitOr: case K::BitXor: return bitBinary;
-  case K::ShiftLeft: case K::ShiftRightLogical: case K::ShiftRightArith: return shift;
-  case K::DivTrunc: return divTrunc;
-  case K::Rem: return rem;
-  case K::Atan2: return atan2Rule;
-  case K::Compare: return compare;
-  case K::Convert: return convert;
-  case K::BitcastConvert: return bitcastConvert;
-  case K::Iota: return iota;
-  case K::DynamicSlice: return dynamicSlice;
-  case K::DynamicUpdateSlice: return dynamicUpdateSlice;
-  case K::PadGeneral: return padGeneral;
-  case K::GatherGeneral: return gatherRule;
-  case K::Scatter: return scatterRule;
-  case K::Sort: return sortRule;
-  case K::Map: return mapRule;
-  case K::DotGeneral: return dotRule;
-  case K::Convolution: return convRule;
-  case K::Reduce: return reduceRule;
-  case K::ReduceWindow: return reduceWindowRule;
-  case K::SelectAndScatter: return selectAndScatterRule;
-  case K::BatchNormTraining: return batchNormTrainingRule;
-  case K::BatchNormInference: return batchNormInferenceRule;
-  case K::BatchNormGrad: return batchNormGradRule;
-  default: return nullptr;
-  }
-}
 
 } // namespace mdl::stdlib

@@ -6,8 +6,8 @@
 //   -> specialize -> affinity -> transfers -> partition
 //   -> [jit: canonicalize -> fuse -> codegen] -> execute
 #include "tools/Driver.h"
+#include "stdlib/Registry.h"
 
-#include "backend/cpu/CpuDevice.h"
 #include "backend/interp/Interpreter.h"
 #include "backend/jit/JitSession.h"
 #include "backend/runtime/Devices.h"
@@ -17,7 +17,7 @@
 #include "frontend/Program.h"
 #include "frontend/Sema.h"
 #include "frontend/hlo/HloImport.h"
-#include "ir/Printer.h"
+#include "ir/text/Printer.h"
 #include "tools/Graph.h"
 #include "tools/OutputFiles.h"
 #include "ir/passes/Affinity.h"
@@ -46,12 +46,6 @@ namespace mdl::tools {
 using backend::Tensor;
 using ir::DiagnosticEngine;
 using ir::TensorType;
-
-const std::vector<std::string> &passNames() {
-  static const std::vector<std::string> names = {
-      "lower", "specialize", "affinity", "transfers", "partition", "canonicalize", "fuse"};
-  return names;
-}
 
 namespace {
 
@@ -96,7 +90,8 @@ public:
       ho.fillElidedZeros = opts.fillElided == "zeros";
       generic = frontend::hlo::importHloFile(opts.file, diags, ho);
       phase("import", t0);
-      return generic && afterPass("lower", *generic);
+      current = generic.get();
+      return generic != nullptr;
     }
     program = frontend::loadProgram(opts.file, sm, diags);
     phase("parse", t0);
@@ -110,7 +105,8 @@ public:
     t0 = Clock::now();
     generic = frontend::lowerProgram(*checked);
     phase("lower", t0);
-    return afterPass("lower", *generic);
+    current = generic.get();
+    return true;
   }
 
   /// Checks every `load` against the weight file's header (E0401).
@@ -140,58 +136,84 @@ public:
     return ok;
   }
 
-  bool specialize(const std::vector<TensorType> &entryArgs) {
-    auto t0 = Clock::now();
+  // --- The pipeline's steps (kPipeline below lists them in order). Each
+  // leaves its module in `current`; runThrough prints and verifies it.
+
+  /// Specializes every entry (the one --entry names, with `entryArgs`).
+  bool specialize() {
     passes::SpecializeOptions so;
     if (!opts.entry.empty())
       so.entries = {opts.entry};
     so.entryArgs = entryArgs;
     specialized = passes::specialize(*generic, so, diags);
-    phase("specialize", t0);
-    return specialized && afterPass("specialize", *specialized);
+    current = specialized.get();
+    return specialized != nullptr;
   }
 
-  /// affinity, insertTransfers, partition (stopping after `last`).
-  bool place(const std::string &last = "partition") {
-    auto t0 = Clock::now();
+  bool affinity() {
     passes::AffinityOptions ao;
-    ao.entry = opts.entry.empty() ? "main" : opts.entry;
+    ao.entry = entryName();
     ao.strictPlacement = opts.strictPlacement;
     ao.explain = opts.explain;
     placed = passes::affinity(*specialized, ao, diags);
-    phase("affinity", t0);
-    if (!placed || !afterPass("affinity", *placed) || last == "affinity")
-      return placed != nullptr && !diags.hasErrors();
-    t0 = Clock::now();
-    bool ok = passes::insertTransfers(*placed, diags);
-    phase("transfers", t0);
-    if (!ok || !afterPass("transfers", *placed) || last == "transfers")
-      return ok;
-    t0 = Clock::now();
-    passes::partition(*placed);
-    phase("partition", t0);
-    return afterPass("partition", *placed);
+    current = placed.get();
+    return placed != nullptr && !diags.hasErrors();
   }
 
-  /// canonicalize, fuse (stopping after `last`): what shapes the partitioned
-  /// program for the JIT; the interpreter runs it as partitioned.
-  bool prepareForJit(const std::string &last = "fuse") {
-    auto t0 = Clock::now();
-    passes::canonicalize(*placed);
-    phase("canonicalize", t0);
-    if (!afterPass("canonicalize", *placed) || last == "canonicalize")
-      return !diags.hasErrors();
-    t0 = Clock::now();
-    passes::fuse(*placed);
-    phase("fuse", t0);
-    return afterPass("fuse", *placed);
+  bool transfers() { return passes::insertTransfers(*placed, diags); }
+  bool partition() {
+    passes::partition(*placed);
+    return true;
   }
+  // canonicalize and fuse shape the partitioned program for the JIT; the
+  // interpreter runs it as partitioned.
+  bool canonicalize() {
+    passes::canonicalize(*placed);
+    return !diags.hasErrors();
+  }
+  bool fuse() {
+    passes::fuse(*placed);
+    return true;
+  }
+
+  struct Step {
+    const char *name;
+    bool (Compilation::*run)();
+  };
+  /// The pipeline, in order: `run` takes all of it (the interpreter up to
+  /// `partition`), `check` and `graph` up to `partition`, `ir` up to --after.
+  static constexpr Step kPipeline[] = {
+      {"lower", &Compilation::frontend},         {"specialize", &Compilation::specialize},
+      {"affinity", &Compilation::affinity},      {"transfers", &Compilation::transfers},
+      {"partition", &Compilation::partition},    {"canonicalize", &Compilation::canonicalize},
+      {"fuse", &Compilation::fuse},
+  };
+
+  /// Runs the steps not run yet, through `last`; false after errors.
+  bool runThrough(const std::string &last) {
+    for (; done < std::size(kPipeline); ++done) {
+      const Step &step = kPipeline[done];
+      auto t0 = Clock::now();
+      bool ok = (this->*step.run)();
+      if (std::string(step.name) != "lower") // the frontend times its own parts
+        phase(step.name, t0);
+      if (!ok || !afterPass(step.name, *current)) {
+        done = std::size(kPipeline); // nothing after a failed step
+        return false;
+      }
+      if (step.name == last) {
+        ++done;
+        return true;
+      }
+    }
+    return true;
+  }
+
+  std::string entryName() const { return opts.entry.empty() ? "main" : opts.entry; }
 
   /// Prints (--print-ir-after) and verifies (--verify-each, always after
   /// lowering) the module produced by a step.
   bool afterPass(const std::string &name, const ir::Module &m) {
-    assert(std::count(passNames().begin(), passNames().end(), name) == 1 &&
-           "a step missing from passNames()");
     const auto &p = opts.printIrAfter;
     if (std::find(p.begin(), p.end(), name) != p.end() ||
         std::find(p.begin(), p.end(), "all") != p.end()) {
@@ -231,8 +253,25 @@ public:
   std::unique_ptr<ir::Module> generic;
   std::unique_ptr<ir::Module> specialized;
   std::unique_ptr<ir::Module> placed;
+  ir::Module *current = nullptr; // the latest step's module
+  size_t done = 0;               // steps of kPipeline run so far
+  std::vector<TensorType> entryArgs;
   std::vector<std::pair<std::string, double>> timings;
 };
+
+} // namespace
+
+const std::vector<std::string> &passNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const Compilation::Step &s : Compilation::kPipeline)
+      n.push_back(s.name);
+    return n;
+  }();
+  return names;
+}
+
+namespace {
 
 /// A fresh weight file for the large constants of an `.hlo` being run;
 /// removed at exit (its mapping stays valid while the program runs).
@@ -372,9 +411,9 @@ bool readInputs(Compilation &c, const ir::Function &entry, std::vector<Tensor> &
 int runCommand(const DriverOptions &o) {
   Compilation &c = Compilation::create(o);
   Finish finish{c};
-  if (!c.frontend())
+  if (!c.runThrough("lower"))
     return 1;
-  std::string entryName = o.entry.empty() ? "main" : o.entry;
+  std::string entryName = c.entryName();
   const ir::Function *entry = c.generic->findFunction(entryName);
   if (!entry) {
     std::string list;
@@ -392,11 +431,10 @@ int runCommand(const DriverOptions &o) {
   std::vector<Tensor> args;
   if (!readInputs(c, *entry, args) || !weightsOk)
     return 1;
-  std::vector<TensorType> argTypes;
   for (const Tensor &t : args)
-    argTypes.push_back(t.type());
+    c.entryArgs.push_back(t.type());
   bool jit = o.backend == "jit";
-  if (!c.specialize(argTypes) || !c.place() || (jit && !c.prepareForJit()))
+  if (!c.runThrough(jit ? "fuse" : "partition"))
     return 1;
   if (!o.cacheDir.empty()) {
     std::string err;
@@ -414,11 +452,10 @@ int runCommand(const DriverOptions &o) {
     return 1;
   }
   backend::DeviceSet devices;
-  // Backends are registered here, explicitly: the CPU device interface.
-  if (!devices.open(*c.placed, dopts, backend::cpu::cpuDeviceInterface(), c.diags))
+  if (!devices.open(*c.placed, dopts, c.diags))
     return 1;
   // The backend: the reference interpreter, or the JIT (compiled, then
-  // loaded: weights, arenas, linking).
+  // loaded: the globals the interpreter computes, arenas, linking).
   std::unique_ptr<backend::Interpreter> interp;
   std::unique_ptr<backend::jit::JitSession> runner;
   if (jit) {
@@ -434,7 +471,9 @@ int runCommand(const DriverOptions &o) {
     c.diags.flush(); // its warnings before the program's output
     c.phase("codegen", t0);
     t0 = Clock::now();
-    if (!compiled || !runner->load())
+    std::vector<Tensor> globals;
+    if (!compiled || !backend::materializeGlobals(*c.placed, c.diags, std::cout, globals) ||
+        !runner->load(globals))
       return 1;
   } else {
     interp = std::make_unique<backend::Interpreter>(*c.placed, c.diags, std::cout, &devices);
@@ -500,52 +539,37 @@ int runCommand(const DriverOptions &o) {
 int checkCommand(const DriverOptions &o) {
   Compilation &c = Compilation::create(o);
   Finish finish{c};
-  if (!c.frontend())
+  if (!c.runThrough("lower"))
     return 1;
   bool weightsOk = c.validateWeights();
-  if (!c.specialize({}) || !weightsOk)
-    return 1;
-  std::string entry = o.entry.empty() ? "main" : o.entry;
-  if (!c.place())
+  if (!weightsOk || !c.runThrough("partition"))
     return 1;
   c.diags.flush();
   size_t fns = c.placed->functions.size();
-  std::cout << (o.file == "-" ? frontend::SourceManager::kStdinName : o.file) << ": ok (" << fns << " function" << (fns == 1 ? "" : "s") << ", "
-            << c.placed->globals.size() << " globals, " << c.placed->devices.size()
-            << " devices)\n";
-  if (c.placed->findFunction(entry))
-    std::cout << passes::formatPlacementSummary(passes::summarizePlacement(*c.placed, entry));
+  std::cout << (o.file == "-" ? frontend::SourceManager::kStdinName : o.file) << ": ok (" << fns
+            << " function" << (fns == 1 ? "" : "s") << ", " << c.placed->globals.size()
+            << " globals, " << c.placed->devices.size() << " devices)\n";
+  if (c.placed->findFunction(c.entryName()))
+    std::cout << passes::formatPlacementSummary(
+        passes::summarizePlacement(*c.placed, c.entryName()));
   return exitCode(c);
 }
 
 int irCommand(const DriverOptions &o) {
   Compilation &c = Compilation::create(o);
   Finish finish{c};
-  if (!c.frontend())
+  if (!c.runThrough(o.after.empty() ? "lower" : o.after))
     return 1;
-  if (o.after.empty() || o.after == "lower") {
-    ir::printModule(*c.generic, std::cout);
-    return 0;
-  }
-  if (!c.specialize({}))
-    return 1;
-  if (o.after == "specialize") {
-    ir::printModule(*c.specialized, std::cout);
-    return 0;
-  }
-  bool jitStep = o.after == "canonicalize" || o.after == "fuse";
-  if (!c.place(jitStep ? "partition" : o.after) || (jitStep && !c.prepareForJit(o.after)))
-    return 1;
-  ir::printModule(*c.placed, std::cout);
+  ir::printModule(*c.current, std::cout);
   return exitCode(c);
 }
 
 int graphCommand(const DriverOptions &o) {
   Compilation &c = Compilation::create(o);
   Finish finish{c};
-  if (!c.frontend() || !c.specialize({}) || !c.place())
+  if (!c.runThrough("partition"))
     return 1;
-  std::string entry = o.entry.empty() ? "main" : o.entry;
+  std::string entry = c.entryName();
   std::string err;
   ir::Location loc;
   loc.file = ir::internFile(o.output);
@@ -564,16 +588,11 @@ int graphCommand(const DriverOptions &o) {
 
 namespace {
 void reportInternalError(const DriverOptions &o, const std::string &what) {
-  std::string msg = "internal error: " + what + " (please report this with the program)";
-  if (o.diagnostics == "json") {
-    std::string esc;
-    for (char c : msg)
-      esc += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
-    std::cerr << "{\"code\":\"E0900\",\"severity\":\"error\",\"message\":\"" << esc
-              << "\",\"file\":\"" << o.file << "\",\"line\":0,\"column\":0,\"notes\":[]}\n";
-  } else {
-    std::cerr << o.file << ": error[E0900]: " << msg << "\n";
-  }
+  ir::Diagnostic d;
+  d.code = "E0900";
+  d.loc.file = ir::internFile(o.file);
+  d.message = "internal error: " + what + " (please report this with the program)";
+  std::cerr << (o.diagnostics == "json" ? ir::diagnosticJson(d) + "\n" : ir::diagnosticLine(d));
 }
 } // namespace
 

@@ -24,6 +24,7 @@
 // Values are looked up through a map keyed by pointer, never iterated, so
 // the output order is program order.
 #include "ir/passes/InsertTransfers.h"
+#include "stdlib/Registry.h"
 #include "ir/passes/PlacementSummary.h"
 #include "tools/GraphModel.h"
 
@@ -111,7 +112,7 @@ public:
     }
     if (!region(*entry.body, 0, error))
       return false;
-    if (const Operation *ret = entry.body->terminator())
+    if (const Operation *ret = stdlib::terminatorOf(*entry.body))
       for (size_t i = 0; i < ret->operands.size(); ++i) {
         int n = addNode(NodeKind::Output, -1, 0,
                         "result " + std::to_string(i) + "\n" +
@@ -202,7 +203,7 @@ private:
       alias(argsOf(*op.region(0)), op.operands);
       if (!region(*op.region(0), scope, error))
         return false;
-      aliasResults(op, op.region(0)->terminator());
+      aliasResults(op, stdlib::terminatorOf(*op.region(0)));
       return true;
     case OpKind::Call:
       return call(op, scope, error);
@@ -224,7 +225,7 @@ private:
     default:
       break;
     }
-    if (passes::isTransfer(op.kind)) {
+    if (stdlib::isTransfer(op.kind)) {
       transfer(op, scope);
       return true;
     }
@@ -268,7 +269,7 @@ private:
     bool ok = region(*f->body, inner, error);
     --depth_;
     if (ok)
-      aliasResults(op, f->body->terminator());
+      aliasResults(op, stdlib::terminatorOf(*f->body));
     return ok;
   }
 
@@ -305,7 +306,7 @@ private:
     size_t first = g_.nodes.size();
     if (!region(r, inner, error))
       return false;
-    if (const Operation *term = r.terminator())
+    if (const Operation *term = stdlib::terminatorOf(r))
       for (const Value *v : term->operands)
         edgeFrom(v, footer, EdgeKind::Control, yieldLabel);
     // Operations that read nothing from before the region would float to

@@ -13,6 +13,7 @@
 // Node ids are `n<index>`; cluster ids are `cluster_<device>` for devices,
 // `"cluster:program"` for the host program and `"<parent>:s<scope>"` below.
 #include "tools/GraphModel.h"
+#include "stdlib/DeviceKinds.h"
 
 #include <sstream>
 
@@ -42,12 +43,12 @@ std::string quote(const std::string &s) {
 const char *areaFill(const Module &m, int area) {
   if (area < 0)
     return "#f1f3f4";
-  switch (m.devices[area].kind) {
-  case DeviceKind::Cpu:
+  switch (stdlib::kindOf(m.devices[size_t(area)]).memory) {
+  case stdlib::MemoryModel::Host:
     return "#e8f0fe";
-  case DeviceKind::Hip:
+  case stdlib::MemoryModel::Device:
     return "#e6f4ea";
-  case DeviceKind::Mpc:
+  case stdlib::MemoryModel::Secret:
     return "#f3e8fd";
   }
   return "#ffffff";
@@ -57,9 +58,18 @@ std::string areaLabel(const Module &m, int area) {
   if (area < 0)
     return "host program";
   const Device &d = m.devices[area];
-  std::string label = d.name + " (" + deviceKindName(d.kind);
-  if (d.kind == DeviceKind::Mpc)
-    label += ", " + std::to_string(d.intArg("parties", 3)) + " parties";
+  // The kind, and the arguments that differ from the kind's defaults.
+  std::string label = d.name + " (" + d.kind;
+  const stdlib::DeviceKindInfo &kind = stdlib::kindOf(d);
+  for (const NamedAttr &a : d.args) {
+    bool dflt = false;
+    for (const stdlib::ParamSpec &p : kind.args)
+      dflt |= a.name == p.name && p.dflt && *p.dflt == a.value;
+    if (!dflt && a.name != kind.ordinalArg)
+      label += ", " + a.name + " " +
+               (a.value.kind() == Attribute::Kind::String ? a.value.asString()
+                                                         : std::to_string(a.value.asInt()));
+  }
   if (d.implicit)
     label += ", implicit";
   return label + ")";

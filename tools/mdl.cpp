@@ -1,10 +1,12 @@
 // The `mdl` command: parses the command line (CLI11) and dispatches to the
 // driver's commands. Usage errors exit with 2, program errors with 1.
 #include "tools/Driver.h"
+#include "tools/Registration.h"
 
 #include <CLI/CLI.hpp>
 #include <llvm/Config/llvm-config.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <malloc.h>
 
@@ -73,6 +75,11 @@ int main(int argc, char **argv) {
   mallopt(M_ARENA_MAX, 1);
   CLI::App app{"mdl: a dataflow language for models with explicit device placement"};
   app.require_subcommand(1);
+  std::vector<std::string> plugins;
+  app.add_option("--device-plugin", plugins,
+                 "load device kinds from a shared library (repeatable; also "
+                 "$MDL_DEVICE_PLUGINS, colon-separated)");
+  app.fallthrough();
   app.set_version_flag("--version", "mdl " MDL_VERSION " (built with LLVM " LLVM_VERSION_STRING ")");
   DriverOptions o;
 
@@ -168,6 +175,19 @@ int main(int argc, char **argv) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
     app.exit(e);
+    return 2;
+  }
+  // Device kinds are registered here, explicitly, before anything is read.
+  if (const char *env = std::getenv("MDL_DEVICE_PLUGINS"))
+    for (std::string rest = env; !rest.empty();) {
+      size_t colon = rest.find(':');
+      if (!rest.substr(0, colon).empty())
+        plugins.push_back(rest.substr(0, colon));
+      rest = colon == std::string::npos ? "" : rest.substr(colon + 1);
+    }
+  std::string pluginError;
+  if (!mdl::tools::registerDeviceKinds(plugins, pluginError)) {
+    std::cerr << "error: " << pluginError << "\n";
     return 2;
   }
   if (run->parsed())

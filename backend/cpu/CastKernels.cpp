@@ -7,10 +7,13 @@
 // integer to narrower integer wraps (two's complement); to bool is x != 0
 // (so NaN is true); from bool is 0 or 1; float to float rounds to nearest.
 #include "backend/cpu/KernelSupport.h"
+#include "stdlib/Registry.h"
 
 #include <cstring>
 
 namespace mdl::backend::cpu {
+
+using ir::OpKind;
 
 namespace {
 
@@ -80,6 +83,10 @@ Status runCast(const ir::Operation &op, const std::vector<Tensor> &in,
     });
   });
   return std::nullopt;
+}
+
+void registerCastKernels(KernelTable &t) {
+  t.add(OpKind::Cast, MDL_KERNEL { return runCast(op, in, out); });
 }
 
 } // namespace mdl::backend::cpu

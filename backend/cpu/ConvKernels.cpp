@@ -7,6 +7,7 @@
 // matrix. The halves are converted to f32 and back. Pooling windows have no
 // padding; avg_pool2d divides by the window size, max_pool2d propagates NaN.
 #include "backend/cpu/KernelSupport.h"
+#include "stdlib/Registry.h"
 
 namespace mdl::backend::cpu {
 
@@ -170,11 +171,10 @@ Status runPool(const ir::Operation &op, const Tensor &x, Tensor &y) {
 
 } // namespace
 
-Status runConvPool(const ir::Operation &op, const std::vector<Tensor> &in,
-                   std::vector<Tensor> &out) {
-  if (op.kind == OpKind::Conv2d)
-    return runConv(op, in[0], in[1], out[0]);
-  return runPool(op, in[0], out[0]);
+void registerConvKernels(KernelTable &t) {
+  t.add(OpKind::Conv2d, MDL_KERNEL { return runConv(op, in[0], in[1], out[0]); });
+  t.add({OpKind::MaxPool2d, OpKind::AvgPool2d},
+        MDL_KERNEL { return runPool(op, in[0], out[0]); });
 }
 
 } // namespace mdl::backend::cpu

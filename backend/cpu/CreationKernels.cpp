@@ -6,6 +6,7 @@
 // formula is in Kernels.h). Values are computed in double and rounded once
 // to the result's dtype.
 #include "backend/cpu/KernelSupport.h"
+#include "stdlib/Registry.h"
 
 #include <cstring>
 
@@ -48,52 +49,68 @@ template <typename F> Status fillRandom(Tensor &y, F valueAt) {
 
 } // namespace
 
-Status runCreation(const ir::Operation &op, const std::vector<Tensor> &in,
-                   std::vector<Tensor> &out) {
-  Tensor &y = out[0];
-  int64_t n = y.numElements();
-  switch (op.kind) {
-  case OpKind::Zeros:
-    std::memset(y.raw(), 0, y.byteSize());
-    return std::nullopt;
-  case OpKind::Ones:
-    fillInt(y.dtype(), y.raw(), n, 1);
-    return std::nullopt;
-  case OpKind::Full: {
-    const ir::Attribute *v = op.attr("value");
-    if (v && v->kind() == ir::Attribute::Kind::Int)
-      fillInt(y.dtype(), y.raw(), n, v->asInt());
-    else
-      fillValue(y.dtype(), y.raw(), n, op.floatAttr("value", 0));
-    return std::nullopt;
-  }
-  case OpKind::Arange:
-    if (y.dtype() == ir::DType::I64) {
-      int64_t *p = y.data<int64_t>();
-      for (int64_t i = 0; i < n; ++i)
-        p[i] = i;
-    } else {
-      for (int64_t i = 0; i < n; ++i)
-        y.setInt(i, i);
-    }
-    return std::nullopt;
-  case OpKind::RandomUniform: {
-    uint64_t seed = uint64_t(op.intAttr("seed", 0));
-    double lo = op.floatAttr("lo", 0), hi = op.floatAttr("hi", 1);
-    return fillRandom(
-        y, [=](uint64_t i) { return lo + (hi - lo) * randomUnit(seed, i); });
-  }
-  case OpKind::RandomNormal: {
-    uint64_t seed = uint64_t(op.intAttr("seed", 0));
-    double mean = op.floatAttr("mean", 0), std = op.floatAttr("std", 1);
-    return fillRandom(y, [=](uint64_t i) {
-      double r = std::sqrt(-2 * std::log(1 - randomUnit(seed, 2 * i)));
-      return mean + std * r * std::cos(2 * kPi * randomUnit(seed, 2 * i + 1));
-    });
-  }
-  default:
-    return std::string("no creation kernel for '") + ir::opName(op.kind) + "'";
-  }
+void registerCreationKernels(KernelTable &t) {
+  t.add(OpKind::Zeros,
+        MDL_KERNEL {
+          Tensor &y = out[0];
+          int64_t n = y.numElements();
+          std::memset(y.raw(), 0, y.byteSize());
+          return std::nullopt;
+        });
+  t.add(OpKind::Ones,
+        MDL_KERNEL {
+          Tensor &y = out[0];
+          int64_t n = y.numElements();
+          fillInt(y.dtype(), y.raw(), n, 1);
+          return std::nullopt;
+        });
+  t.add(OpKind::Full,
+        MDL_KERNEL {
+          Tensor &y = out[0];
+          int64_t n = y.numElements();
+          const ir::Attribute *v = op.attr("value");
+          if (v && v->kind() == ir::Attribute::Kind::Int)
+            fillInt(y.dtype(), y.raw(), n, v->asInt());
+          else
+            fillValue(y.dtype(), y.raw(), n, op.floatAttr("value", 0));
+          return std::nullopt;
+        });
+  t.add(OpKind::Arange,
+        MDL_KERNEL {
+          Tensor &y = out[0];
+          int64_t n = y.numElements();
+          if (y.dtype() == ir::DType::I64) {
+            int64_t *p = y.data<int64_t>();
+            for (int64_t i = 0; i < n; ++i)
+              p[i] = i;
+          } else {
+            for (int64_t i = 0; i < n; ++i)
+              y.setInt(i, i);
+          }
+          return std::nullopt;
+        });
+  t.add(OpKind::RandomUniform,
+        MDL_KERNEL {
+          Tensor &y = out[0];
+          int64_t n = y.numElements();
+          uint64_t seed = uint64_t(op.intAttr("seed", 0));
+          double lo = op.floatAttr("lo", 0), hi = op.floatAttr("hi", 1);
+          return fillRandom(y, [=](uint64_t i) {
+            return lo + (hi - lo) * randomUnit(seed, i);
+          });
+        });
+  t.add(OpKind::RandomNormal,
+        MDL_KERNEL {
+          Tensor &y = out[0];
+          int64_t n = y.numElements();
+          uint64_t seed = uint64_t(op.intAttr("seed", 0));
+          double mean = op.floatAttr("mean", 0), std = op.floatAttr("std", 1);
+          return fillRandom(y, [=](uint64_t i) {
+            double r = std::sqrt(-2 * std::log(1 - randomUnit(seed, 2 * i)));
+            return mean +
+                   std * r * std::cos(2 * kPi * randomUnit(seed, 2 * i + 1));
+          });
+        });
 }
 
 } // namespace mdl::backend::cpu

@@ -8,6 +8,7 @@
 // exponent gives 0 except for bases 1 and -1 (NumPy raises an error).
 // Float `%` has the sign of the divisor; maximum/minimum propagate NaN.
 #include "backend/cpu/KernelSupport.h"
+#include "stdlib/OpAttrs.h"
 
 namespace mdl::backend::cpu {
 
@@ -173,71 +174,6 @@ Status compare(const std::vector<Tensor> &in, Tensor &out, F f) {
   });
 }
 
-Status binary(const ir::Operation &op, const std::vector<Tensor> &in,
-              Tensor &out) {
-  constexpr int64_t cheap = kParallelCheap;
-  switch (op.kind) {
-  case OpKind::Add:
-    return arith(op, in, out, cheap, [](auto a, auto b) {
-      if constexpr (std::is_integral_v<decltype(a)>)
-        return wrapAdd(a, b);
-      else
-        return a + b;
-    });
-  case OpKind::Sub:
-    return arith(op, in, out, cheap, [](auto a, auto b) {
-      if constexpr (std::is_integral_v<decltype(a)>)
-        return wrapSub(a, b);
-      else
-        return a - b;
-    });
-  case OpKind::Mul:
-    return arith(op, in, out, cheap, [](auto a, auto b) {
-      if constexpr (std::is_integral_v<decltype(a)>)
-        return wrapMul(a, b);
-      else
-        return a * b;
-    });
-  case OpKind::Div:
-    return arith(op, in, out, cheap,
-                 [](auto a, auto b) { return floorDiv(a, b); });
-  case OpKind::Mod:
-    return arith(op, in, out, kParallelCostly,
-                 [](auto a, auto b) { return floorMod(a, b); });
-  case OpKind::Pow:
-    return arith(op, in, out, kParallelCostly,
-                 [](auto a, auto b) { return power(a, b); });
-  case OpKind::Maximum:
-    return arith(op, in, out, cheap,
-                 [](auto a, auto b) { return maxNaN(a, b); });
-  case OpKind::Minimum:
-    return arith(op, in, out, cheap,
-                 [](auto a, auto b) { return minNaN(a, b); });
-  case OpKind::Eq:
-    return compare(in, out, [](auto a, auto b) { return a == b; });
-  case OpKind::Ne:
-    return compare(in, out, [](auto a, auto b) { return a != b; });
-  case OpKind::Lt:
-    return compare(in, out, [](auto a, auto b) { return a < b; });
-  case OpKind::Le:
-    return compare(in, out, [](auto a, auto b) { return a <= b; });
-  case OpKind::Gt:
-    return compare(in, out, [](auto a, auto b) { return a > b; });
-  case OpKind::Ge:
-    return compare(in, out, [](auto a, auto b) { return a >= b; });
-  case OpKind::And:
-    binaryLoop<bool, bool>(in[0], in[1], out, cheap,
-                           [](bool a, bool b) { return a && b; });
-    return std::nullopt;
-  case OpKind::Or:
-    binaryLoop<bool, bool>(in[0], in[1], out, cheap,
-                           [](bool a, bool b) { return a || b; });
-    return std::nullopt;
-  default:
-    return unsupported(op, out.dtype());
-  }
-}
-
 // --- Unary ------------------------------------------------------------------
 
 // Float-only math; f(C) -> C for C in {float, double}.
@@ -282,88 +218,6 @@ template <typename C> C sigmoid(C x) {
     return C(1) / (C(1) + std::exp(-x));
   C e = std::exp(x);
   return e / (C(1) + e);
-}
-
-Status unary(const ir::Operation &op, const Tensor &x, Tensor &out) {
-  switch (op.kind) {
-  case OpKind::Neg:
-    return numeric(op, x, out, [](auto a) {
-      if constexpr (std::is_integral_v<decltype(a)>)
-        return wrapNeg(a);
-      else
-        return -a;
-    });
-  case OpKind::Abs:
-    return numeric(op, x, out, [](auto a) {
-      using C = decltype(a);
-      if constexpr (std::is_floating_point_v<C>)
-        return std::fabs(a);
-      else if constexpr (std::is_signed_v<C>)
-        return a < 0 ? wrapNeg(a) : a;
-      else
-        return a;
-    });
-  case OpKind::Relu:
-    // `a < 0 ? 0 : a` keeps NaN (NumPy's maximum(x, 0) does too).
-    return numeric(op, x, out, [](auto a) {
-      if constexpr (std::is_unsigned_v<decltype(a)>)
-        return a;
-      else
-        return a < 0 ? decltype(a)(0) : a;
-    });
-  case OpKind::Floor:
-    return numeric(op, x, out, [](auto a) {
-      if constexpr (std::is_floating_point_v<decltype(a)>)
-        return std::floor(a);
-      else
-        return a;
-    });
-  case OpKind::Ceil:
-    return numeric(op, x, out, [](auto a) {
-      if constexpr (std::is_floating_point_v<decltype(a)>)
-        return std::ceil(a);
-      else
-        return a;
-    });
-  case OpKind::Sign:
-    return numeric(op, x, out, [](auto a) {
-      using C = decltype(a);
-      if constexpr (std::is_unsigned_v<C>) {
-        return C(a > 0);
-      } else {
-        if constexpr (std::is_floating_point_v<C>)
-          if (std::isnan(a))
-            return a;
-        return C(C(a > 0) - C(a < 0));
-      }
-    });
-  case OpKind::Not:
-    unaryLoop<bool>(x, out, kParallelCheap, [](bool a) { return !a; });
-    return std::nullopt;
-  case OpKind::Exp:
-    return floatMath(op, x, out, [](auto a) { return std::exp(a); });
-  case OpKind::Log:
-    return floatMath(op, x, out, [](auto a) { return std::log(a); });
-  case OpKind::Sqrt:
-    return floatMath(op, x, out, [](auto a) { return std::sqrt(a); });
-  case OpKind::Rsqrt:
-    return floatMath(op, x, out,
-                     [](auto a) { return decltype(a)(1) / std::sqrt(a); });
-  case OpKind::Tanh:
-    return floatMath(op, x, out, [](auto a) { return std::tanh(a); });
-  case OpKind::Sigmoid:
-    return floatMath(op, x, out, [](auto a) { return sigmoid(a); });
-  case OpKind::Sin:
-    return floatMath(op, x, out, [](auto a) { return std::sin(a); });
-  case OpKind::Cos:
-    return floatMath(op, x, out, [](auto a) { return std::cos(a); });
-  case OpKind::Gelu: {
-    bool approx = op.boolAttr("approximate", false);
-    return floatMath(op, x, out, [approx](auto a) { return gelu(a, approx); });
-  }
-  default:
-    return unsupported(op, out.dtype());
-  }
 }
 
 // --- Three operands ---------------------------------------------------------
@@ -420,10 +274,6 @@ Status select(const std::vector<Tensor> &in, Tensor &out) {
   });
 }
 
-} // namespace
-
-namespace {
-
 // The loops index operands by broadcasting them to the output's shape; an
 // operand that does not broadcast would be read out of bounds.
 Status checkOperands(const ir::Operation &op, const std::vector<Tensor> &in,
@@ -443,23 +293,209 @@ Status checkOperands(const ir::Operation &op, const std::vector<Tensor> &in,
   return std::nullopt;
 }
 
+// A kernel over the first output, for operands that broadcast to it.
+template <typename F> KernelFn elementwise(F f) {
+  return [f](const ir::Operation &op, const std::vector<Tensor> &in,
+             std::vector<Tensor> &out, const FunctionCaller *) -> Status {
+    if (Status bad = checkOperands(op, in, out[0]))
+      return bad;
+    return f(op, in, out[0]);
+  };
+}
+
+#define KERNEL                                                                 \
+  [](const ir::Operation &op, const std::vector<Tensor> &in,                   \
+     Tensor &out) -> Status
+
+// --- Registration
+// -------------------------------------------------------------
+
 } // namespace
 
-Status runElementwise(const ir::Operation &op, const std::vector<Tensor> &in,
-                      std::vector<Tensor> &out) {
-  if (Status bad = checkOperands(op, in, out[0]))
-    return bad;
-  switch (op.kind) {
-  case OpKind::Clip:
-    return clip(op, in, out[0]);
-  case OpKind::Select:
-    return select(in, out[0]);
-  default:
-    break;
-  }
-  if (in.size() == 1)
-    return unary(op, in[0], out[0]);
-  return binary(op, in, out[0]);
+void registerElementwiseKernels(KernelTable &t) {
+  // Binary arithmetic, comparison and logic.
+  t.add(OpKind::Add, elementwise(KERNEL {
+          return arith(op, in, out, kParallelCheap, [](auto a, auto b) {
+            if constexpr (std::is_integral_v<decltype(a)>)
+              return wrapAdd(a, b);
+            else
+              return a + b;
+          });
+        }));
+  t.add(OpKind::Sub, elementwise(KERNEL {
+          return arith(op, in, out, kParallelCheap, [](auto a, auto b) {
+            if constexpr (std::is_integral_v<decltype(a)>)
+              return wrapSub(a, b);
+            else
+              return a - b;
+          });
+        }));
+  t.add(OpKind::Mul, elementwise(KERNEL {
+          return arith(op, in, out, kParallelCheap, [](auto a, auto b) {
+            if constexpr (std::is_integral_v<decltype(a)>)
+              return wrapMul(a, b);
+            else
+              return a * b;
+          });
+        }));
+  t.add(OpKind::Div, elementwise(KERNEL {
+          return arith(op, in, out, kParallelCheap,
+                       [](auto a, auto b) { return floorDiv(a, b); });
+        }));
+  t.add(OpKind::Mod, elementwise(KERNEL {
+          return arith(op, in, out, kParallelCostly,
+                       [](auto a, auto b) { return floorMod(a, b); });
+        }));
+  t.add(OpKind::Pow, elementwise(KERNEL {
+          return arith(op, in, out, kParallelCostly,
+                       [](auto a, auto b) { return power(a, b); });
+        }));
+  t.add(OpKind::Maximum, elementwise(KERNEL {
+          return arith(op, in, out, kParallelCheap,
+                       [](auto a, auto b) { return maxNaN(a, b); });
+        }));
+  t.add(OpKind::Minimum, elementwise(KERNEL {
+          return arith(op, in, out, kParallelCheap,
+                       [](auto a, auto b) { return minNaN(a, b); });
+        }));
+  t.add(OpKind::Eq, elementwise(KERNEL {
+          return compare(in, out, [](auto a, auto b) { return a == b; });
+        }));
+  t.add(OpKind::Ne, elementwise(KERNEL {
+          return compare(in, out, [](auto a, auto b) { return a != b; });
+        }));
+  t.add(OpKind::Lt, elementwise(KERNEL {
+          return compare(in, out, [](auto a, auto b) { return a < b; });
+        }));
+  t.add(OpKind::Le, elementwise(KERNEL {
+          return compare(in, out, [](auto a, auto b) { return a <= b; });
+        }));
+  t.add(OpKind::Gt, elementwise(KERNEL {
+          return compare(in, out, [](auto a, auto b) { return a > b; });
+        }));
+  t.add(OpKind::Ge, elementwise(KERNEL {
+          return compare(in, out, [](auto a, auto b) { return a >= b; });
+        }));
+  t.add(OpKind::And, elementwise(KERNEL {
+          binaryLoop<bool, bool>(in[0], in[1], out, kParallelCheap,
+                                 [](bool a, bool b) { return a && b; });
+          return std::nullopt;
+        }));
+  t.add(OpKind::Or, elementwise(KERNEL {
+          binaryLoop<bool, bool>(in[0], in[1], out, kParallelCheap,
+                                 [](bool a, bool b) { return a || b; });
+          return std::nullopt;
+        }));
+  // Unary.
+  t.add(OpKind::Neg, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          return numeric(op, x, out, [](auto a) {
+            if constexpr (std::is_integral_v<decltype(a)>)
+              return wrapNeg(a);
+            else
+              return -a;
+          });
+        }));
+  t.add(OpKind::Abs, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          return numeric(op, x, out, [](auto a) {
+            using C = decltype(a);
+            if constexpr (std::is_floating_point_v<C>)
+              return std::fabs(a);
+            else if constexpr (std::is_signed_v<C>)
+              return a < 0 ? wrapNeg(a) : a;
+            else
+              return a;
+          });
+        }));
+  t.add(OpKind::Relu, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          // `a < 0 ? 0 : a` keeps NaN (NumPy's maximum(x, 0) does too).
+          return numeric(op, x, out, [](auto a) {
+            if constexpr (std::is_unsigned_v<decltype(a)>)
+              return a;
+            else
+              return a < 0 ? decltype(a)(0) : a;
+          });
+        }));
+  t.add(OpKind::Floor, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          return numeric(op, x, out, [](auto a) {
+            if constexpr (std::is_floating_point_v<decltype(a)>)
+              return std::floor(a);
+            else
+              return a;
+          });
+        }));
+  t.add(OpKind::Ceil, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          return numeric(op, x, out, [](auto a) {
+            if constexpr (std::is_floating_point_v<decltype(a)>)
+              return std::ceil(a);
+            else
+              return a;
+          });
+        }));
+  t.add(OpKind::Sign, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          return numeric(op, x, out, [](auto a) {
+            using C = decltype(a);
+            if constexpr (std::is_unsigned_v<C>) {
+              return C(a > 0);
+            } else {
+              if constexpr (std::is_floating_point_v<C>)
+                if (std::isnan(a))
+                  return a;
+              return C(C(a > 0) - C(a < 0));
+            }
+          });
+        }));
+  t.add(OpKind::Not, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          unaryLoop<bool>(x, out, kParallelCheap, [](bool a) { return !a; });
+          return std::nullopt;
+        }));
+  t.add(OpKind::Exp, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          return floatMath(op, x, out, [](auto a) { return std::exp(a); });
+        }));
+  t.add(OpKind::Log, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          return floatMath(op, x, out, [](auto a) { return std::log(a); });
+        }));
+  t.add(OpKind::Sqrt, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          return floatMath(op, x, out, [](auto a) { return std::sqrt(a); });
+        }));
+  t.add(OpKind::Rsqrt, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          return floatMath(
+              op, x, out, [](auto a) { return decltype(a)(1) / std::sqrt(a); });
+        }));
+  t.add(OpKind::Tanh, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          return floatMath(op, x, out, [](auto a) { return std::tanh(a); });
+        }));
+  t.add(OpKind::Sigmoid, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          return floatMath(op, x, out, [](auto a) { return sigmoid(a); });
+        }));
+  t.add(OpKind::Sin, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          return floatMath(op, x, out, [](auto a) { return std::sin(a); });
+        }));
+  t.add(OpKind::Cos, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          return floatMath(op, x, out, [](auto a) { return std::cos(a); });
+        }));
+  t.add(OpKind::Gelu, elementwise(KERNEL {
+          const Tensor &x = in[0];
+          bool approx = stdlib::attrs::Gelu::of(op).approximate;
+          return floatMath(op, x, out,
+                           [approx](auto a) { return gelu(a, approx); });
+        }));
+  t.add(OpKind::Clip, elementwise(KERNEL { return clip(op, in, out); }));
+  t.add(OpKind::Select, elementwise(KERNEL { return select(in, out); }));
 }
 
 } // namespace mdl::backend::cpu

@@ -1,51 +1,26 @@
-// Dispatch of the HLO import operations' kernels to their families, and
+// The registration of the HLO import operations' kernels, by family, and
 // the helpers shared by the kernels that call module functions.
 #include "backend/cpu/HloKernels.h"
+#include "stdlib/Registry.h"
 
 namespace mdl::backend::cpu {
 
 using ir::OpKind;
 
-int hloOperandCount(OpKind k) {
-  switch (k) {
-  case OpKind::BitAnd: case OpKind::BitOr: case OpKind::BitXor: case OpKind::ShiftLeft:
-  case OpKind::ShiftRightLogical: case OpKind::ShiftRightArith: case OpKind::DivTrunc:
-  case OpKind::Rem: case OpKind::Atan2: case OpKind::Compare: case OpKind::PadGeneral:
-  case OpKind::GatherGeneral: case OpKind::DotGeneral: case OpKind::Convolution:
-    return 2;
-  case OpKind::SelectAndScatter: case OpKind::BatchNormTraining:
-    return 3;
-  case OpKind::BatchNormInference: case OpKind::BatchNormGrad:
-    return 5;
-  case OpKind::Iota:
-    return 0;
-  case OpKind::DynamicSlice: case OpKind::DynamicUpdateSlice: case OpKind::Scatter:
-  case OpKind::Sort: case OpKind::Map: case OpKind::Reduce: case OpKind::ReduceWindow:
-    return -1;
-  default:
-    return 1;
-  }
-}
-
-Status runHloKernel(const ir::Operation &op, const std::vector<Tensor> &in,
-                    std::vector<Tensor> &out, const FunctionCaller *caller) {
-  switch (op.kind) {
-  case OpKind::DynamicSlice: case OpKind::DynamicUpdateSlice: case OpKind::PadGeneral:
-  case OpKind::GatherGeneral: case OpKind::Scatter:
-    return runHloIndexing(op, in, out, caller);
-  case OpKind::Sort: case OpKind::Map:
-    return runHloSortMap(op, in, out, caller);
-  case OpKind::DotGeneral:
-    return runHloDot(op, in, out);
-  case OpKind::Convolution:
-    return runHloConvolution(op, in, out);
-  case OpKind::Reduce: case OpKind::ReduceWindow: case OpKind::SelectAndScatter:
-    return runHloReduce(op, in, out, caller);
-  case OpKind::BatchNormTraining: case OpKind::BatchNormInference: case OpKind::BatchNormGrad:
-    return runHloBatchNorm(op, in, out);
-  default:
-    return runHloElementwise(op, in, out);
-  }
+void registerHloKernels(KernelTable &t) {
+  registerHloElementwiseKernels(t);
+  registerHloIndexingKernels(t);
+  registerHloReduceKernels(t);
+  t.add(OpKind::Sort, MDL_KERNEL {
+    if (out.size() != in.size())
+      return std::string("sort gives one result per operand");
+    return runHloSort(op, in, out, caller);
+  });
+  t.add(OpKind::Map, MDL_KERNEL { return runHloMap(op, in, out[0], caller); });
+  t.add(OpKind::DotGeneral, MDL_KERNEL { return runHloDot(op, in, out); });
+  t.add(OpKind::Convolution, MDL_KERNEL { return runHloConvolution(op, in, out); });
+  t.add({OpKind::BatchNormTraining, OpKind::BatchNormInference, OpKind::BatchNormGrad},
+        MDL_KERNEL { return runHloBatchNorm(op, in, out); });
 }
 
 Status callScalarFunction(const FunctionCaller *caller, const std::string &fn,

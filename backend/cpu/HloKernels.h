@@ -14,29 +14,17 @@
 
 namespace mdl::backend::cpu {
 
-/// True for the operation kinds of the HLO import section.
-inline bool isHloOp(ir::OpKind k) { return k >= ir::OpKind::Expm1; }
-
-/// How many operands the kernel of an HLO import operation reads: a count,
-/// or -1 for variadic ones. Only meaningful when isHloOp(k).
-int hloOperandCount(ir::OpKind k);
-
-/// Runs the kernel of an HLO import operation.
-Status runHloKernel(const ir::Operation &op, const std::vector<Tensor> &in,
-                    std::vector<Tensor> &out, const FunctionCaller *caller);
-
-// Families (HloKernels*.cpp).
-Status runHloElementwise(const ir::Operation &op, const std::vector<Tensor> &in,
-                         std::vector<Tensor> &out);
-Status runHloIndexing(const ir::Operation &op, const std::vector<Tensor> &in,
-                      std::vector<Tensor> &out, const FunctionCaller *caller);
-Status runHloSortMap(const ir::Operation &op, const std::vector<Tensor> &in,
-                     std::vector<Tensor> &out, const FunctionCaller *caller);
+// Families (HloKernels*.cpp), registered by registerHloKernels.
+void registerHloElementwiseKernels(KernelTable &t);
+void registerHloIndexingKernels(KernelTable &t);
+void registerHloReduceKernels(KernelTable &t);
+Status runHloSort(const ir::Operation &op, const std::vector<Tensor> &in,
+                  std::vector<Tensor> &out, const FunctionCaller *caller);
+Status runHloMap(const ir::Operation &op, const std::vector<Tensor> &in, Tensor &out,
+                 const FunctionCaller *caller);
 Status runHloDot(const ir::Operation &op, const std::vector<Tensor> &in, std::vector<Tensor> &out);
 Status runHloConvolution(const ir::Operation &op, const std::vector<Tensor> &in,
                          std::vector<Tensor> &out);
-Status runHloReduce(const ir::Operation &op, const std::vector<Tensor> &in,
-                    std::vector<Tensor> &out, const FunctionCaller *caller);
 Status runHloBatchNorm(const ir::Operation &op, const std::vector<Tensor> &in,
                        std::vector<Tensor> &out);
 

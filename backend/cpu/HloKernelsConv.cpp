@@ -12,6 +12,7 @@
 // Feature groups split C and O; batch groups split N and O (output feature
 // group j reads input batch group j).
 #include "backend/cpu/HloKernels.h"
+#include "stdlib/Registry.h"
 #include "backend/cpu/HloPack.h"
 #include "stdlib/ConvLabels.h"
 

@@ -12,6 +12,7 @@
 //   - reduce_precision rounds to the nearest value with the given exponent
 //     and mantissa widths (ties to even), as XLA does on the bits.
 #include "backend/cpu/HloKernels.h"
+#include "stdlib/Registry.h"
 
 
 namespace mdl::backend::cpu {
@@ -112,41 +113,7 @@ Status reducePrecision(const ir::Operation &op, const Tensor &x, Tensor &y) {
   });
 }
 
-Status unaryMath(const ir::Operation &op, const Tensor &x, Tensor &y) {
-  switch (op.kind) {
-  case OpKind::Expm1: return floatUnary(op, x, y, [](auto v) { return std::expm1(v); });
-  case OpKind::Log1p: return floatUnary(op, x, y, [](auto v) { return std::log1p(v); });
-  case OpKind::Tan: return floatUnary(op, x, y, [](auto v) { return std::tan(v); });
-  case OpKind::Erf: return floatUnary(op, x, y, [](auto v) { return std::erf(v); });
-  case OpKind::Cbrt: return floatUnary(op, x, y, [](auto v) { return std::cbrt(v); });
-  case OpKind::Acos: return floatUnary(op, x, y, [](auto v) { return std::acos(v); });
-  case OpKind::Asin: return floatUnary(op, x, y, [](auto v) { return std::asin(v); });
-  case OpKind::Atan: return floatUnary(op, x, y, [](auto v) { return std::atan(v); });
-  case OpKind::Acosh: return floatUnary(op, x, y, [](auto v) { return std::acosh(v); });
-  case OpKind::Asinh: return floatUnary(op, x, y, [](auto v) { return std::asinh(v); });
-  case OpKind::Atanh: return floatUnary(op, x, y, [](auto v) { return std::atanh(v); });
-  case OpKind::Cosh: return floatUnary(op, x, y, [](auto v) { return std::cosh(v); });
-  case OpKind::Sinh: return floatUnary(op, x, y, [](auto v) { return std::sinh(v); });
-  case OpKind::RoundEven: return floatUnary(op, x, y, [](auto v) { return roundEven(v); });
-  case OpKind::RoundAway: return floatUnary(op, x, y, [](auto v) { return roundAway(v); });
-  case OpKind::ReducePrecision: return reducePrecision(op, x, y);
-  case OpKind::IsFinite:
-    return visitDType(x.dtype(), [&](auto tag) -> Status {
-      using T = typename decltype(tag)::type;
-      if constexpr (!kIsFloat<T>) {
-        return unsupported(op, x.dtype());
-      } else {
-        const T *px = x.data<T>();
-        bool *po = y.data<bool>();
-        int64_t n = y.numElements();
-        for (int64_t i = 0; i < n; ++i)
-          po[i] = std::isfinite(Elem<T>::load(px[i]));
-        return std::nullopt;
-      }
-    });
-  default:
-    break;
-  }
+Status intUnary(const ir::Operation &op, const Tensor &x, Tensor &y) {
   // Integer unary operations.
   return visitDType(x.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
@@ -272,7 +239,7 @@ Status compare(const ir::Operation &op, const std::vector<Tensor> &in, Tensor &o
 }
 
 Status binary(const ir::Operation &op, const std::vector<Tensor> &in, Tensor &out) {
-  bool uns = op.boolAttr("unsigned", false);
+  bool uns = op.boolAttr("is_unsigned", false);
   OpKind k = op.kind;
   return visitDType(in[0].dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
@@ -404,26 +371,20 @@ Status iota(const ir::Operation &op, Tensor &y) {
   });
 }
 
-} // namespace
-
-Status runHloElementwise(const ir::Operation &op, const std::vector<Tensor> &in,
-                         std::vector<Tensor> &out) {
-  switch (op.kind) {
-  case OpKind::Iota:
-    return iota(op, out[0]);
-  case OpKind::Convert:
+// A unary kernel whose operand and result have the same number of elements.
+KernelFn sized(KernelFn f) {
+  return [f](const ir::Operation &op, const std::vector<Tensor> &in, std::vector<Tensor> &out,
+             const FunctionCaller *caller) -> Status {
     if (in[0].numElements() != out[0].numElements())
-      return std::string("'convert' operand and result differ in size");
-    return convert(op, in[0], out[0]);
-  case OpKind::BitcastConvert:
-    if (in[0].byteSize() != out[0].byteSize())
-      return std::string("'bitcast_convert' operand and result differ in size");
-    copyBytes(out[0].raw(), in[0].raw(), out[0].byteSize());
-    return std::nullopt;
-  case OpKind::Compare:
-  case OpKind::BitAnd: case OpKind::BitOr: case OpKind::BitXor: case OpKind::ShiftLeft:
-  case OpKind::ShiftRightLogical: case OpKind::ShiftRightArith: case OpKind::DivTrunc:
-  case OpKind::Rem: case OpKind::Atan2: {
+      return std::string("'") + ir::opName(op.kind) + "' operand and result differ in size";
+    return f(op, in, out, caller);
+  };
+}
+
+// A binary kernel whose operands broadcast to the result.
+KernelFn broadcasting(KernelFn f) {
+  return [f](const ir::Operation &op, const std::vector<Tensor> &in, std::vector<Tensor> &out,
+             const FunctionCaller *caller) -> Status {
     std::vector<int64_t> os = shapeOf(out[0]);
     for (const Tensor &t : in) {
       std::vector<int64_t> s = shapeOf(t);
@@ -434,13 +395,94 @@ Status runHloElementwise(const ir::Operation &op, const std::vector<Tensor> &in,
         return std::string("'") + ir::opName(op.kind) + "' operands do not broadcast to " +
                out[0].type().str();
     }
-    return op.kind == OpKind::Compare ? compare(op, in, out[0]) : binary(op, in, out[0]);
-  }
-  default:
+    return f(op, in, out, caller);
+  };
+}
+
+} // namespace
+
+void registerHloElementwiseKernels(KernelTable &t) {
+  t.add(OpKind::Expm1, sized(MDL_KERNEL {
+    return floatUnary(op, in[0], out[0], [](auto v) { return std::expm1(v); });
+  }));
+  t.add(OpKind::Log1p, sized(MDL_KERNEL {
+    return floatUnary(op, in[0], out[0], [](auto v) { return std::log1p(v); });
+  }));
+  t.add(OpKind::Tan, sized(MDL_KERNEL {
+    return floatUnary(op, in[0], out[0], [](auto v) { return std::tan(v); });
+  }));
+  t.add(OpKind::Erf, sized(MDL_KERNEL {
+    return floatUnary(op, in[0], out[0], [](auto v) { return std::erf(v); });
+  }));
+  t.add(OpKind::Cbrt, sized(MDL_KERNEL {
+    return floatUnary(op, in[0], out[0], [](auto v) { return std::cbrt(v); });
+  }));
+  t.add(OpKind::Acos, sized(MDL_KERNEL {
+    return floatUnary(op, in[0], out[0], [](auto v) { return std::acos(v); });
+  }));
+  t.add(OpKind::Asin, sized(MDL_KERNEL {
+    return floatUnary(op, in[0], out[0], [](auto v) { return std::asin(v); });
+  }));
+  t.add(OpKind::Atan, sized(MDL_KERNEL {
+    return floatUnary(op, in[0], out[0], [](auto v) { return std::atan(v); });
+  }));
+  t.add(OpKind::Acosh, sized(MDL_KERNEL {
+    return floatUnary(op, in[0], out[0], [](auto v) { return std::acosh(v); });
+  }));
+  t.add(OpKind::Asinh, sized(MDL_KERNEL {
+    return floatUnary(op, in[0], out[0], [](auto v) { return std::asinh(v); });
+  }));
+  t.add(OpKind::Atanh, sized(MDL_KERNEL {
+    return floatUnary(op, in[0], out[0], [](auto v) { return std::atanh(v); });
+  }));
+  t.add(OpKind::Cosh, sized(MDL_KERNEL {
+    return floatUnary(op, in[0], out[0], [](auto v) { return std::cosh(v); });
+  }));
+  t.add(OpKind::Sinh, sized(MDL_KERNEL {
+    return floatUnary(op, in[0], out[0], [](auto v) { return std::sinh(v); });
+  }));
+  t.add(OpKind::RoundEven, sized(MDL_KERNEL {
+    return floatUnary(op, in[0], out[0], [](auto v) { return roundEven(v); });
+  }));
+  t.add(OpKind::RoundAway, sized(MDL_KERNEL {
+    return floatUnary(op, in[0], out[0], [](auto v) { return roundAway(v); });
+  }));
+  t.add(OpKind::ReducePrecision, sized(MDL_KERNEL { return reducePrecision(op, in[0], out[0]); }));
+  t.add(OpKind::IsFinite, sized(MDL_KERNEL {
+    const Tensor &x = in[0];
+    Tensor &y = out[0];
+    return visitDType(x.dtype(), [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      if constexpr (!kIsFloat<T>) {
+        return unsupported(op, x.dtype());
+      } else {
+        const T *px = x.data<T>();
+        bool *po = y.data<bool>();
+        int64_t n = y.numElements();
+        for (int64_t i = 0; i < n; ++i)
+          po[i] = std::isfinite(Elem<T>::load(px[i]));
+        return std::nullopt;
+      }
+    });
+  }));
+  t.add({OpKind::BitNot, OpKind::Popcnt, OpKind::Clz},
+        sized(MDL_KERNEL { return intUnary(op, in[0], out[0]); }));
+  t.add(OpKind::Iota, MDL_KERNEL { return iota(op, out[0]); });
+  t.add(OpKind::Convert, MDL_KERNEL {
     if (in[0].numElements() != out[0].numElements())
-      return std::string("'") + ir::opName(op.kind) + "' operand and result differ in size";
-    return unaryMath(op, in[0], out[0]);
-  }
+      return std::string("'convert' operand and result differ in size");
+    return convert(op, in[0], out[0]);
+  });
+  t.add(OpKind::BitcastConvert, MDL_KERNEL {
+    if (in[0].byteSize() != out[0].byteSize())
+      return std::string("'bitcast_convert' operand and result differ in size");
+    copyBytes(out[0].raw(), in[0].raw(), out[0].byteSize());
+    return std::nullopt;
+  });
+  t.add(OpKind::Compare, broadcasting(MDL_KERNEL { return compare(op, in, out[0]); }));
+  t.add({OpKind::BitAnd, OpKind::BitOr, OpKind::BitXor, OpKind::ShiftLeft, OpKind::ShiftRightLogical,
+         OpKind::ShiftRightArith, OpKind::DivTrunc, OpKind::Rem, OpKind::Atan2},
+        broadcasting(MDL_KERNEL { return binary(op, in, out[0]); }));
 }
 
 } // namespace mdl::backend::cpu

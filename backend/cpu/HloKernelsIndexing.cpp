@@ -7,6 +7,7 @@
 // scatter skips an update window that does not fit (XLA's CPU and GPU
 // behaviour), and combines with a named combiner or a module function.
 #include "backend/cpu/HloKernels.h"
+#include "stdlib/Registry.h"
 
 namespace mdl::backend::cpu {
 
@@ -302,28 +303,38 @@ Status scatter(const ir::Operation &op, const std::vector<Tensor> &in, std::vect
 
 } // namespace
 
-Status runHloIndexing(const ir::Operation &op, const std::vector<Tensor> &in,
-                      std::vector<Tensor> &out, const FunctionCaller *caller) {
-  switch (op.kind) {
-  case OpKind::DynamicSlice:
-    if (int(in.size()) != 1 + in[0].rank())
-      return std::string("dynamic_slice needs one start index per dimension");
-    return dynamicSlice(op, in, out[0]);
-  case OpKind::DynamicUpdateSlice:
-    if (int(in.size()) != 2 + in[0].rank() || in[1].rank() != in[0].rank())
-      return std::string("dynamic_update_slice needs one start index per dimension");
-    return dynamicUpdateSlice(in, out[0]);
-  case OpKind::PadGeneral:
-    return padGeneral(op, in, out[0]);
-  case OpKind::GatherGeneral:
-    return gather(op, in, out[0]);
-  case OpKind::Scatter:
-    if (in.size() < 3 || in.size() % 2 == 0 || out.size() != (in.size() - 1) / 2)
-      return std::string("scatter needs N operands, the indices and N updates");
-    return scatter(op, in, out, caller);
-  default:
-    return std::string("not an indexing operation");
-  }
+void registerHloIndexingKernels(KernelTable &t) {
+  t.add(OpKind::DynamicSlice,
+        MDL_KERNEL {
+          if (int(in.size()) != 1 + in[0].rank())
+            return std::string(
+                "dynamic_slice needs one start index per dimension");
+          return dynamicSlice(op, in, out[0]);
+        });
+  t.add(OpKind::DynamicUpdateSlice,
+        MDL_KERNEL {
+          if (int(in.size()) != 2 + in[0].rank() ||
+              in[1].rank() != in[0].rank())
+            return std::string(
+                "dynamic_update_slice needs one start index per dimension");
+          return dynamicUpdateSlice(in, out[0]);
+        });
+  t.add(OpKind::PadGeneral,
+        MDL_KERNEL {
+          return padGeneral(op, in, out[0]);
+        });
+  t.add(OpKind::GatherGeneral,
+        MDL_KERNEL {
+          return gather(op, in, out[0]);
+        });
+  t.add(OpKind::Scatter,
+        MDL_KERNEL {
+          if (in.size() < 3 || in.size() % 2 == 0 ||
+              out.size() != (in.size() - 1) / 2)
+            return std::string(
+                "scatter needs N operands, the indices and N updates");
+          return scatter(op, in, out, caller);
+        });
 }
 
 } // namespace mdl::backend::cpu

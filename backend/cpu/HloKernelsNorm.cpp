@@ -8,6 +8,7 @@
 //              dx = scale / sqrt(var + eps) * (dy - grad_offset / n
 //                                              - xhat * grad_scale / n)
 #include "backend/cpu/HloKernels.h"
+#include "stdlib/Registry.h"
 
 namespace mdl::backend::cpu {
 

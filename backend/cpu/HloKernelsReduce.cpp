@@ -10,6 +10,7 @@
 // select(current, candidate) never fails (ge: the first maximum), and
 // scatters the source value there with the scatter reducer.
 #include "backend/cpu/HloKernels.h"
+#include "stdlib/Registry.h"
 
 namespace mdl::backend::cpu {
 
@@ -341,20 +342,25 @@ Status selectAndScatter(const ir::Operation &op, const std::vector<Tensor> &in, 
 
 } // namespace
 
-Status runHloReduce(const ir::Operation &op, const std::vector<Tensor> &in,
-                    std::vector<Tensor> &out, const FunctionCaller *caller) {
-  switch (op.kind) {
-  case OpKind::Reduce:
-    if (in.size() < 2 || in.size() % 2 || out.size() != in.size() / 2)
-      return std::string("reduce takes N inputs, N init values and gives N results");
-    return reduce(op, in, out, caller);
-  case OpKind::ReduceWindow:
-    if (in.size() < 2 || in.size() % 2 || out.size() != in.size() / 2)
-      return std::string("reduce_window takes N inputs, N init values and gives N results");
-    return reduceWindow(op, in, out, caller);
-  default:
-    return selectAndScatter(op, in, out[0], caller);
-  }
+void registerHloReduceKernels(KernelTable &t) {
+  t.add(OpKind::Reduce,
+        MDL_KERNEL {
+          if (in.size() < 2 || in.size() % 2 || out.size() != in.size() / 2)
+            return std::string(
+                "reduce takes N inputs, N init values and gives N results");
+          return reduce(op, in, out, caller);
+        });
+  t.add(OpKind::ReduceWindow,
+        MDL_KERNEL {
+          if (in.size() < 2 || in.size() % 2 || out.size() != in.size() / 2)
+            return std::string("reduce_window takes N inputs, N init values "
+                               "and gives N results");
+          return reduceWindow(op, in, out, caller);
+        });
+  t.add(OpKind::SelectAndScatter,
+        MDL_KERNEL {
+          return selectAndScatter(op, in, out[0], caller);
+        });
 }
 
 } // namespace mdl::backend::cpu

@@ -137,14 +137,14 @@ Status map(const ir::Operation &op, const std::vector<Tensor> &in, Tensor &y,
 
 } // namespace
 
-Status runHloSortMap(const ir::Operation &op, const std::vector<Tensor> &in,
-                     std::vector<Tensor> &out, const FunctionCaller *caller) {
-  if (op.kind == OpKind::Sort) {
-    if (out.size() != in.size())
-      return std::string("sort gives one result per operand");
-    return sort(op, in, out, caller);
-  }
-  return map(op, in, out[0], caller);
+Status runHloSort(const ir::Operation &op, const std::vector<Tensor> &in,
+                  std::vector<Tensor> &out, const FunctionCaller *caller) {
+  return sort(op, in, out, caller);
+}
+
+Status runHloMap(const ir::Operation &op, const std::vector<Tensor> &in, Tensor &out,
+                 const FunctionCaller *caller) {
+  return map(op, in, out, caller);
 }
 
 } // namespace mdl::backend::cpu

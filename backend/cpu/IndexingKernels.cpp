@@ -6,6 +6,7 @@
 // count from the end for dynamic_index and gather (as in NumPy); embedding
 // ids must lie in [0, rows).
 #include "backend/cpu/KernelSupport.h"
+#include "stdlib/Registry.h"
 
 #include <cstring>
 
@@ -91,18 +92,19 @@ Status embedding(const Tensor &table, const Tensor &ids, Tensor &y) {
 
 } // namespace
 
-Status runIndexing(const ir::Operation &op, const std::vector<Tensor> &in,
-                   std::vector<Tensor> &out) {
-  switch (op.kind) {
-  case OpKind::DynamicIndex:
-    return gather(op, in[0], in[1], out[0], true);
-  case OpKind::Gather:
-    return gather(op, in[0], in[1], out[0], false);
-  case OpKind::Embedding:
-    return embedding(in[0], in[1], out[0]);
-  default:
-    return std::string("no indexing kernel for '") + ir::opName(op.kind) + "'";
-  }
+void registerIndexingKernels(KernelTable &t) {
+  t.add(OpKind::DynamicIndex,
+        MDL_KERNEL {
+          return gather(op, in[0], in[1], out[0], true);
+        });
+  t.add(OpKind::Gather,
+        MDL_KERNEL {
+          return gather(op, in[0], in[1], out[0], false);
+        });
+  t.add(OpKind::Embedding,
+        MDL_KERNEL {
+          return embedding(in[0], in[1], out[0]);
+        });
 }
 
 } // namespace mdl::backend::cpu

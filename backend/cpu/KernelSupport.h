@@ -7,8 +7,9 @@
 // Integer arithmetic wraps: the helpers compute in the unsigned type.
 #pragma once
 
-#include "backend/cpu/Kernels.h"
+#include "backend/cpu/KernelTable.h"
 #include "ir/Half.h"
+#include "stdlib/OpKind.h"
 
 #include <omp.h>
 
@@ -272,30 +273,6 @@ void copyBytes(void *dst, const void *src, size_t bytes);
 /// converts an f64 (fillValue) or an i64 (fillInt).
 void fillValue(ir::DType t, void *dst, int64_t n, double v);
 void fillInt(ir::DType t, void *dst, int64_t n, int64_t v);
-
-// --- Families ---------------------------------------------------------------
-// Each returns nullopt when done, an error message for run-time failures.
-
-Status runElementwise(const ir::Operation &op, const std::vector<Tensor> &in,
-                      std::vector<Tensor> &out);
-Status runCast(const ir::Operation &op, const std::vector<Tensor> &in,
-               std::vector<Tensor> &out);
-Status runReduction(const ir::Operation &op, const std::vector<Tensor> &in,
-                    std::vector<Tensor> &out);
-Status runArgReduction(const ir::Operation &op, const std::vector<Tensor> &in,
-                       std::vector<Tensor> &out);
-Status runMatmul(const ir::Operation &op, const std::vector<Tensor> &in,
-                 std::vector<Tensor> &out);
-Status runShape(const ir::Operation &op, const std::vector<Tensor> &in,
-                std::vector<Tensor> &out);
-Status runIndexing(const ir::Operation &op, const std::vector<Tensor> &in,
-                   std::vector<Tensor> &out);
-Status runNormalization(const ir::Operation &op, const std::vector<Tensor> &in,
-                        std::vector<Tensor> &out);
-Status runConvPool(const ir::Operation &op, const std::vector<Tensor> &in,
-                   std::vector<Tensor> &out);
-Status runCreation(const ir::Operation &op, const std::vector<Tensor> &in,
-                   std::vector<Tensor> &out);
 
 /// C = A[M,K] @ B[K,N] for row-major f32/f64 through BLAS (gemv when M or N
 /// is 1). lda/ldb/ldc are row strides.

@@ -1,147 +1,84 @@
-// The CPU kernel entry point: checks the call, allocates missing outputs and
-// dispatches on the operation kind to the kernel families (one file each:
-// Elementwise, Cast, Reduction, Linalg, Shape, Indexing, Neural, Conv,
-// Creation).
-#include "backend/cpu/HloKernels.h"
+// The CPU kernel entry point: checks the call against the operation table,
+// allocates missing outputs and runs the kernel the table holds for the
+// operation's kind (KernelTable.h).
 #include "backend/cpu/KernelSupport.h"
+#include "backend/cpu/KernelTable.h"
+#include "stdlib/Registry.h"
 
+#include <cassert>
 #include <new>
 
 namespace mdl::backend::cpu {
 
 using ir::OpKind;
 
-bool hasKernel(OpKind kind) {
-  switch (kind) {
-  case OpKind::Constant:
-  case OpKind::Global:
-  case OpKind::Load:
-  case OpKind::Call:
-  case OpKind::If:
-  case OpKind::For:
-  case OpKind::While:
-  case OpKind::Yield:
-  case OpKind::Return:
-  case OpKind::Print:
-  case OpKind::Segment:
-  case OpKind::Fusion:
-    return false;
-  default:
-    return true;
-  }
+KernelTable::KernelTable() : fns_(size_t(ir::kNumOpKinds)) {}
+
+void KernelTable::add(OpKind kind, KernelFn fn) {
+  KernelFn &slot = fns_[size_t(kind)];
+  if (slot)
+    twice_.push_back(ir::opName(kind));
+  slot = std::move(fn);
 }
 
-namespace {
-
-// How many operands a kernel reads; -1 for "one or more" (concat, stack).
-int operandCount(OpKind k) {
-  if (isHloOp(k))
-    return hloOperandCount(k);
-  switch (k) {
-  case OpKind::Zeros:
-  case OpKind::Ones:
-  case OpKind::Full:
-  case OpKind::Arange:
-  case OpKind::RandomNormal:
-  case OpKind::RandomUniform:
-    return 0;
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Div:
-  case OpKind::Mod:
-  case OpKind::Pow:
-  case OpKind::Maximum:
-  case OpKind::Minimum:
-  case OpKind::Eq:
-  case OpKind::Ne:
-  case OpKind::Lt:
-  case OpKind::Le:
-  case OpKind::Gt:
-  case OpKind::Ge:
-  case OpKind::And:
-  case OpKind::Or:
-  case OpKind::Matmul:
-  case OpKind::DynamicIndex:
-  case OpKind::Gather:
-  case OpKind::Conv2d:
-  case OpKind::Embedding:
-    return 2;
-  case OpKind::Clip:
-  case OpKind::Select:
-  case OpKind::Layernorm:
-    return 3;
-  case OpKind::Concat:
-  case OpKind::Stack:
-    return -1;
-  default:
-    return 1;
-  }
+void KernelTable::add(std::initializer_list<OpKind> kinds, const KernelFn &fn) {
+  for (OpKind k : kinds)
+    add(k, fn);
 }
 
-Status dispatch(const ir::Operation &op, const std::vector<Tensor> &in,
-                std::vector<Tensor> &out) {
-  switch (op.kind) {
-  case OpKind::Cast:
-    return runCast(op, in, out);
-  case OpKind::Sum:
-  case OpKind::Mean:
-  case OpKind::ReduceMax:
-  case OpKind::ReduceMin:
-  case OpKind::Prod:
-    return runReduction(op, in, out);
-  case OpKind::Argmax:
-  case OpKind::Argmin:
-    return runArgReduction(op, in, out);
-  case OpKind::Matmul:
-    return runMatmul(op, in, out);
-  case OpKind::To:
-  case OpKind::Reveal:
-  case OpKind::Transfer:
-  case OpKind::Transpose:
-  case OpKind::Reshape:
-  case OpKind::BroadcastTo:
-  case OpKind::Concat:
-  case OpKind::Stack:
-  case OpKind::ExpandDims:
-  case OpKind::Squeeze:
-  case OpKind::Slice:
-  case OpKind::Pad:
-    return runShape(op, in, out);
-  case OpKind::DynamicIndex:
-  case OpKind::Gather:
-  case OpKind::Embedding:
-    return runIndexing(op, in, out);
-  case OpKind::Softmax:
-  case OpKind::LogSoftmax:
-  case OpKind::Layernorm:
-    return runNormalization(op, in, out);
-  case OpKind::Conv2d:
-  case OpKind::MaxPool2d:
-  case OpKind::AvgPool2d:
-    return runConvPool(op, in, out);
-  case OpKind::Zeros:
-  case OpKind::Ones:
-  case OpKind::Full:
-  case OpKind::Arange:
-  case OpKind::RandomNormal:
-  case OpKind::RandomUniform:
-    return runCreation(op, in, out);
-  default:
-    return runElementwise(op, in, out);
-  }
+const KernelFn *KernelTable::find(OpKind kind) const {
+  const KernelFn &fn = fns_[size_t(kind)];
+  return fn ? &fn : nullptr;
 }
 
-} // namespace
+std::string KernelTable::problems() const {
+  std::string missing, extra;
+  for (int k = 0; k < ir::kNumOpKinds; ++k) {
+    bool wanted = stdlib::hasKernel(OpKind(k));
+    if (wanted && !fns_[size_t(k)])
+      missing +=
+          std::string(missing.empty() ? "" : ", ") + ir::opName(OpKind(k));
+    if (!wanted && fns_[size_t(k)])
+      extra += std::string(extra.empty() ? "" : ", ") + ir::opName(OpKind(k));
+  }
+  std::string out;
+  if (!missing.empty())
+    out += "no CPU kernel for: " + missing + "; ";
+  if (!extra.empty())
+    out += "CPU kernels for operations without one: " + extra + "; ";
+  for (const std::string &n : twice_)
+    out += "a second CPU kernel for " + n + "; ";
+  return out;
+}
+
+const KernelTable &kernelTable() {
+  static const KernelTable table = [] {
+    KernelTable t;
+    registerElementwiseKernels(t);
+    registerCastKernels(t);
+    registerReductionKernels(t);
+    registerLinalgKernels(t);
+    registerShapeKernels(t);
+    registerIndexingKernels(t);
+    registerNeuralKernels(t);
+    registerConvKernels(t);
+    registerCreationKernels(t);
+    registerHloKernels(t);
+    assert(t.problems().empty() && "the CPU kernel table is incomplete");
+    return t;
+  }();
+  return table;
+}
 
 std::optional<std::string> runKernel(const ir::Operation &op,
                                      const std::vector<Tensor> &inputs,
                                      std::vector<Tensor> &outputs,
                                      const FunctionCaller *caller) {
   std::string name = ir::opName(op.kind);
-  if (!hasKernel(op.kind))
+  const KernelFn *fn = kernelTable().find(op.kind);
+  if (!fn)
     return "'" + name + "' is not a kernel operation";
-  int want = operandCount(op.kind);
+  int want = stdlib::opInfo(op.kind).operandCount;
   if ((want >= 0 && int(inputs.size()) != want) || (want < 0 && inputs.empty()))
     return "'" + name + "' expects " +
            (want < 0 ? "at least 1" : std::to_string(want)) +
@@ -171,9 +108,7 @@ std::optional<std::string> runKernel(const ir::Operation &op,
       return "out of memory allocating " + t.str() + " for '" + name + "'";
   }
   try {
-    if (isHloOp(op.kind))
-      return runHloKernel(op, inputs, outputs, caller);
-    return dispatch(op, inputs, outputs);
+    return (*fn)(op, inputs, outputs, caller);
   } catch (const std::bad_alloc &) {
     return "out of memory in '" + name + "'";
   }

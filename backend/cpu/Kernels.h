@@ -1,5 +1,7 @@
-// CPU kernels: one implementation per standard-library operation, for every
-// element type the operation's shape rule accepts.
+// CPU kernels: one implementation per operation that has a run-time kernel
+// (the operation table's NoKernel trait says which do not), for every
+// element type the operation's shape rule accepts; KernelTable.h holds them
+// by kind.
 //
 // Kernels run on static shapes (after specialization). Outputs arrive
 // allocated with the operation's result types; a kernel only fills them.
@@ -16,10 +18,6 @@
 #include <vector>
 
 namespace mdl::backend::cpu {
-
-/// True when runKernel implements `kind` (structural operations such as
-/// `if` or `call` are the interpreter's business, not a kernel's).
-bool hasKernel(ir::OpKind kind);
 
 /// Calls a function of the module by name on tensors (a reducer or a
 /// comparator that an operation references through a symbol attribute such

@@ -8,12 +8,15 @@
 // folded into one tall gemm. The halves are converted to f32 and take the
 // same path; integers use plain wrapping loops.
 #include "backend/cpu/KernelSupport.h"
+#include "stdlib/Registry.h"
 
 #include <cblas.h>
 
 #include <cstring>
 
 namespace mdl::backend::cpu {
+
+using ir::OpKind;
 
 // OpenBLAS's own entry point (not part of CBLAS).
 extern "C" void openblas_set_num_threads(int);
@@ -259,6 +262,10 @@ Status runMatmul(const ir::Operation &op, const std::vector<Tensor> &in,
       }
     });
   }
+}
+
+void registerLinalgKernels(KernelTable &t) {
+  t.add(OpKind::Matmul, MDL_KERNEL { return runMatmul(op, in, out); });
 }
 
 } // namespace mdl::backend::cpu

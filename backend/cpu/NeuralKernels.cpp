@@ -6,6 +6,7 @@
 // layernorm uses the biased variance (NumPy's var), computes its sums in
 // double, then applies gamma and beta with broadcasting.
 #include "backend/cpu/KernelSupport.h"
+#include "stdlib/Registry.h"
 
 namespace mdl::backend::cpu {
 
@@ -136,6 +137,11 @@ Status runNormalization(const ir::Operation &op, const std::vector<Tensor> &in,
       return std::nullopt;
     }
   });
+}
+
+void registerNeuralKernels(KernelTable &t) {
+  t.add({OpKind::Softmax, OpKind::LogSoftmax, OpKind::Layernorm},
+        MDL_KERNEL { return runNormalization(op, in, out); });
 }
 
 } // namespace mdl::backend::cpu

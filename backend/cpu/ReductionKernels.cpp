@@ -9,6 +9,7 @@
 // accumulate in double; integer sums and products wrap; max and min
 // propagate NaN as NumPy does.
 #include "backend/cpu/KernelSupport.h"
+#include "stdlib/Registry.h"
 
 namespace mdl::backend::cpu {
 
@@ -309,6 +310,13 @@ Status runReduction(const ir::Operation &op, const std::vector<Tensor> &in,
 Status runArgReduction(const ir::Operation &op, const std::vector<Tensor> &in,
                        std::vector<Tensor> &out) {
   return argReduce(op, in[0], out[0]);
+}
+
+void registerReductionKernels(KernelTable &t) {
+  t.add({OpKind::Sum, OpKind::Mean, OpKind::ReduceMax, OpKind::ReduceMin, OpKind::Prod},
+        MDL_KERNEL { return runReduction(op, in, out); });
+  t.add({OpKind::Argmax, OpKind::Argmin},
+        MDL_KERNEL { return runArgReduction(op, in, out); });
 }
 
 } // namespace mdl::backend::cpu

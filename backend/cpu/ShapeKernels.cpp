@@ -114,34 +114,46 @@ Status pad(const ir::Operation &op, const Tensor &x, Tensor &y) {
 
 } // namespace
 
-Status runShape(const ir::Operation &op, const std::vector<Tensor> &in,
-                std::vector<Tensor> &out) {
-  Tensor &y = out[0];
-  switch (op.kind) {
-  case OpKind::To:
-  case OpKind::Reveal:
-  case OpKind::Transfer:
-  case OpKind::Reshape:
-  case OpKind::ExpandDims:
-  case OpKind::Squeeze:
-    if (in[0].numElements() != y.numElements())
-      return "cannot reshape " + in[0].type().str() + " into " + y.type().str();
-    return sameBytes(in[0], y);
-  case OpKind::Transpose:
-    return transpose(op, in[0], y);
-  case OpKind::BroadcastTo:
-    return broadcastTo(in[0], y);
-  case OpKind::Concat:
-    return concat(op, in, y, false);
-  case OpKind::Stack:
-    return concat(op, in, y, true);
-  case OpKind::Slice:
-    return slice(op, in[0], y);
-  case OpKind::Pad:
-    return pad(op, in[0], y);
-  default:
-    return std::string("no shape kernel for '") + ir::opName(op.kind) + "'";
-  }
+void registerShapeKernels(KernelTable &t) {
+  t.add({OpKind::To, OpKind::Reveal, OpKind::Transfer, OpKind::Reshape,
+         OpKind::ExpandDims, OpKind::Squeeze},
+        MDL_KERNEL {
+          Tensor &y = out[0];
+          if (in[0].numElements() != y.numElements())
+            return "cannot reshape " + in[0].type().str() + " into " +
+                   y.type().str();
+          return sameBytes(in[0], y);
+        });
+  t.add(OpKind::Transpose,
+        MDL_KERNEL {
+          Tensor &y = out[0];
+          return transpose(op, in[0], y);
+        });
+  t.add(OpKind::BroadcastTo,
+        MDL_KERNEL {
+          Tensor &y = out[0];
+          return broadcastTo(in[0], y);
+        });
+  t.add(OpKind::Concat,
+        MDL_KERNEL {
+          Tensor &y = out[0];
+          return concat(op, in, y, false);
+        });
+  t.add(OpKind::Stack,
+        MDL_KERNEL {
+          Tensor &y = out[0];
+          return concat(op, in, y, true);
+        });
+  t.add(OpKind::Slice,
+        MDL_KERNEL {
+          Tensor &y = out[0];
+          return slice(op, in[0], y);
+        });
+  t.add(OpKind::Pad,
+        MDL_KERNEL {
+          Tensor &y = out[0];
+          return pad(op, in[0], y);
+        });
 }
 
 } // namespace mdl::backend::cpu

@@ -2,11 +2,11 @@
 #include "backend/interp/Interpreter.h"
 #include "backend/cpu/Kernels.h"
 #include "backend/runtime/Weights.h"
-#include "ir/Printer.h"
+#include "ir/passes/Fuse.h"
+#include "stdlib/Registry.h"
 
 #include <cstring>
 #include <ostream>
-#include <sstream>
 
 namespace mdl::backend {
 
@@ -18,9 +18,8 @@ Interpreter::Interpreter(const Module &m, DiagnosticEngine &diags, std::ostream 
 
 Interpreter::~Interpreter() {
   for (auto &[op, seg] : prepared_)
-    if (seg)
-      devices_->runtime(op->device).iface->release_segment(devices_->runtime(op->device).dev,
-                                                          seg);
+    if (seg.program)
+      seg.runtime->iface->unload(seg.runtime->dev, seg.program);
 }
 
 bool Interpreter::fail(const std::string &code, const Location &loc, const std::string &msg) {
@@ -174,7 +173,9 @@ bool Interpreter::toHost(const Tensor &t, int d, Tensor &out, const Location &lo
   Tensor h = Tensor::empty(t.type());
   if (!h.valid())
     return fail("E0404", loc, "out of host memory reading " + t.type().str());
-  if (rt.iface->copy_out(rt.dev, h.raw(), t.raw(), t.byteSize()) != 0)
+  BufferList src;
+  src.add(t.raw(), t.type());
+  if (rt.iface->copy_out(rt.dev, h.raw(), &src.buffers[0]) != 0)
     return fail("E0403", loc, "reading from '" + m_.devices[size_t(d)].name +
                                   "' failed: " + rt.iface->last_error(rt.dev));
   out = h;
@@ -195,7 +196,9 @@ bool Interpreter::move(const Location &loc, const Tensor &src, int from, int to,
   Tensor host;
   if (!toHost(src, from, host, loc) || !allocate(to, src.type(), out, loc))
     return false;
-  if (dst.iface->copy_in(dst.dev, out.raw(), host.raw(), host.byteSize()) != 0)
+  BufferList to_;
+  to_.add(out.raw(), out.type());
+  if (dst.iface->copy_in(dst.dev, &to_.buffers[0], host.raw()) != 0)
     return fail("E0403", loc, "copying to '" + m_.devices[size_t(to)].name +
                                      "' failed: " + dst.iface->last_error(dst.dev));
   return true;
@@ -214,46 +217,6 @@ bool Interpreter::globalOn(int g, int d, Tensor &out, const Location &loc) {
   return true;
 }
 
-std::string segmentText(const Operation &seg, const std::function<void(Region &)> &rewrite) {
-  Module m;
-  auto f = std::make_unique<Function>();
-  f->name = "segment";
-  f->loc = seg.loc;
-  ValueMap map;
-  cloneRegionInto(*seg.regions[0], *f->body, map);
-  if (rewrite)
-    rewrite(*f->body);
-  for (auto &a : f->body->args)
-    a->device = -1;
-  walk(*f->body, [](Operation &op) {
-    op.device = -1;
-    op.placement = PlacementKind::None;
-    for (auto &r : op.results)
-      r->device = -1;
-  });
-  Operation *y = f->body->terminator();
-  for (Value *v : y->operands)
-    f->resultTypes.push_back(v->type);
-  y->kind = OpKind::Return;
-  m.addFunction(std::move(f));
-  return printModule(m);
-}
-
-Location deviceErrorLocation(const std::string &msg, const Location &fallback, std::string &rest) {
-  unsigned line = 0, col = 0;
-  int used = 0;
-  if (std::sscanf(msg.c_str(), "%u:%u: %n", &line, &col, &used) == 2 && used > 0) {
-    rest = msg.substr(size_t(used));
-    Location l = fallback;
-    l.line = line;
-    l.col = col;
-    l.len = 1;
-    return l;
-  }
-  rest = msg;
-  return fallback;
-}
-
 bool Interpreter::runSegment(const Operation &op, const std::vector<Tensor> &in,
                              std::vector<Tensor> &out) {
   if (!devices_) {
@@ -262,26 +225,36 @@ bool Interpreter::runSegment(const Operation &op, const std::vector<Tensor> &in,
     return runRegion(*op.regions[0], frame, out);
   }
   DeviceRuntime &rt = devices_->runtime(op.device);
-  mdl_segment *&seg = prepared_[&op];
-  if (!seg) {
-    seg = rt.iface->prepare(rt.dev, segmentText(op).c_str());
-    if (!seg)
+  Prepared &seg = prepared_[&op];
+  if (!seg.program) {
+    // The device's compile-time half makes the artifact its runtime runs.
+    std::string error;
+    seg.runtime = &rt;
+    seg.artifact = rt.backend->compile(op, error);
+    if (seg.artifact) {
+      mdl_artifact a = seg.artifact->view();
+      seg.program = rt.iface->load(rt.dev, &a);
+      if (!seg.program)
+        error = rt.iface->last_error(rt.dev);
+    }
+    if (!seg.program)
       return fail("E0403", op.loc, "device '" + m_.devices[size_t(op.device)].name +
-                                       "' cannot run this segment: " + rt.iface->last_error(rt.dev));
+                                       "' cannot run this segment: " + error);
   }
-  const Operation *y = op.regions[0]->terminator();
+  const Operation *y = stdlib::terminatorOf(*op.regions[0]);
   out.clear();
-  std::vector<void *> inPtrs, outPtrs;
+  BufferList inputs, outputs;
   for (const Tensor &t : in)
-    inPtrs.push_back(t.raw());
+    inputs.add(t.raw(), t.type());
   for (Value *v : y->operands) {
     Tensor t;
     if (!allocate(op.device, v->type, t, op.loc))
       return false;
-    outPtrs.push_back(t.raw());
+    outputs.add(t.raw(), t.type());
     out.push_back(t);
   }
-  if (rt.iface->run(rt.dev, seg, inPtrs.data(), outPtrs.data()) != 0) {
+  if (rt.iface->run(rt.dev, seg.program, inputs.buffers.data(), uint32_t(inputs.buffers.size()),
+                    outputs.buffers.data(), uint32_t(outputs.buffers.size())) != 0) {
     std::string rest;
     Location at = deviceErrorLocation(rt.iface->last_error(rt.dev), op.loc, rest);
     return fail("E0405", at, rest);
@@ -380,7 +353,7 @@ bool Interpreter::runOp(const Operation &op, Frame &frame) {
       if (!runRegion(cond, frame, c))
         return false;
       Tensor h;
-      if (!toHost(c.at(0), cond.terminator()->operands[0]->device, h, op.loc))
+      if (!toHost(c.at(0), stdlib::terminatorOf(cond)->operands[0]->device, h, op.loc))
         return false;
       if (!h.getInt(0))
         break;
@@ -423,7 +396,7 @@ bool Interpreter::runOp(const Operation &op, Frame &frame) {
   default:
     break;
   }
-  if (!cpu::hasKernel(op.kind))
+  if (!stdlib::hasKernel(op.kind))
     return fail("E0303", op.loc, std::string("operation '") + opName(op.kind) +
                                      "' has no CPU implementation");
   std::vector<Tensor> outs;
@@ -447,5 +420,55 @@ bool Interpreter::runOp(const Operation &op, Frame &frame) {
   setResults(outs);
   return true;
 }
+
+// On a module holding only the globals (and the functions they apply).
+bool materializeGlobals(const Module &m, DiagnosticEngine &diags, std::ostream &out,
+                        std::vector<Tensor> &values) {
+  values.assign(m.globals.size(), Tensor());
+  if (m.globals.empty())
+    return true;
+  Module tmp;
+  tmp.devices = m.devices;
+  for (const Global &g : m.globals)
+    tmp.globals.push_back(cloneGlobal(g));
+  // Initializers may apply functions (an HLO reduce's reducer): they come
+  // along, with their fusions spliced back for the interpreter.
+  bool appliesFunctions = false;
+  for (const Global &g : m.globals)
+    walk(*g.init, [&](const Operation &op) {
+      for (const std::string &a : stdlib::functionAttrs(op.kind))
+        appliesFunctions |= op.attr(a) != nullptr;
+    });
+  for (size_t i = 0; appliesFunctions && i < m.functions.size(); ++i) {
+    const Function &src = *m.functions[i];
+    std::unique_ptr<Function> f = src.cloneHeader();
+    ValueMap map;
+    cloneRegionInto(*src.body, *f->body, map);
+    passes::unfuse(*f->body);
+    tmp.addFunction(std::move(f));
+  }
+  for (size_t i = 0; i < m.globals.size(); ++i) {
+    auto f = std::make_unique<Function>();
+    f->name = "global." + std::to_string(i);
+    auto read = std::make_unique<Operation>(OpKind::Global, m.globals[i].loc);
+    read->setAttr("name", Attribute::symbol(m.globals[i].name));
+    Value *v = read->addResult(m.globals[i].type);
+    f->body->push(std::move(read));
+    auto ret = std::make_unique<Operation>(OpKind::Return, m.globals[i].loc);
+    ret->operands = {v};
+    f->body->push(std::move(ret));
+    f->resultTypes = {m.globals[i].type};
+    tmp.addFunction(std::move(f));
+  }
+  Interpreter interp(tmp, diags, out, nullptr);
+  for (size_t i = 0; i < m.globals.size(); ++i) {
+    auto r = interp.call("global." + std::to_string(i), {});
+    if (!r)
+      return false;
+    values[i] = (*r)[0];
+  }
+  return true;
+}
+
 
 } // namespace mdl::backend

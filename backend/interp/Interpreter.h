@@ -3,10 +3,10 @@
 // running their initializer regions (and copied once to each device that
 // reads them).
 //
-// On a partitioned program it is the host program: it drives each segment
-// through its device's run-time interface (prepare, run), moves data between
-// devices with copy in/out, and reads conditions and results back to the
-// host. Without devices (global initializers, tests) it runs every
+// On a partitioned program it is the host program: each segment is compiled
+// by its device's compile-time half and run by its runtime (load, run),
+// data moves between devices with copy in/out, and conditions and results
+// are read back to the host. Without devices (global initializers, tests) it runs every
 // operation on the CPU kernels directly. It is the oracle the JIT is
 // compared against, so it favours plainness over speed.
 #pragma once
@@ -27,17 +27,12 @@
 
 namespace mdl::backend {
 
-/// The IR text of a segment for its device's `prepare`: one function
-/// @segment over the segment's region, with no devices (the device runs
-/// all of it). `rewrite` (optional) changes the copied region first.
-std::string segmentText(const ir::Operation &seg,
-                        const std::function<void(ir::Region &)> &rewrite = {});
-
-/// Where a device's error message "LINE:COL: message" points: `fallback`
-/// with that line and column (or `fallback` itself when the message has
-/// none); `rest` receives the message without the prefix.
-ir::Location deviceErrorLocation(const std::string &msg, const ir::Location &fallback,
-                                 std::string &rest);
+/// Every global of a placed module computed once, at load time, by the
+/// reference interpreter (weights mapped, initializers run; the functions
+/// they apply, such as an HLO reducer, unfused first), for backends that
+/// take globals as values (the JIT).
+bool materializeGlobals(const ir::Module &m, ir::DiagnosticEngine &diags, std::ostream &out,
+                        std::vector<Tensor> &values);
 
 class Interpreter {
 public:
@@ -78,7 +73,13 @@ private:
   DeviceSet *devices_;
   std::vector<Tensor> globals_;
   std::map<std::pair<int, int>, Tensor> globalOnDevice_;
-  std::unordered_map<const ir::Operation *, mdl_segment *> prepared_;
+  /// A segment compiled by its device's compile-time half and loaded on it.
+  struct Prepared {
+    DeviceRuntime *runtime = nullptr;
+    std::unique_ptr<Artifact> artifact;
+    mdl_program *program = nullptr;
+  };
+  std::unordered_map<const ir::Operation *, Prepared> prepared_;
   /// Per region: the values to release after each of its operations.
   std::unordered_map<const ir::Region *, std::vector<std::vector<const ir::Value *>>> deadAfter_;
   bool globalsLoaded_ = false;

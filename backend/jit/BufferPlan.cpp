@@ -107,15 +107,7 @@ int64_t assignOffsets(std::vector<PlanInterval> &items) {
 
 namespace {
 
-bool isViewOp(OpKind k) {
-  switch (k) {
-  case OpKind::Reshape: case OpKind::ExpandDims: case OpKind::Squeeze: case OpKind::Transpose:
-  case OpKind::Slice: case OpKind::BroadcastTo:
-    return true;
-  default:
-    return false;
-  }
-}
+bool isViewOp(OpKind k) { return stdlib::isView(k); }
 
 
 /// numpy's no-copy reshape: new strides for `to` over the same elements as
@@ -164,11 +156,13 @@ bool reshapeStrides(const std::vector<int64_t> &from, const std::vector<int64_t>
 
 class Planner {
 public:
-  Planner(const Module &m, const Function &f, const std::vector<bool> &hostMemory)
-      : m_(m), f_(f), hostMemory_(hostMemory) {}
+  Planner(const Module &m, const Function &f, const std::vector<bool> &hostMemory,
+          const std::vector<bool> &inlineSegments)
+      : m_(m), f_(f), hostMemory_(hostMemory), inline_(inlineSegments) {}
 
   FunctionPlan run() {
     plan_.hostMemory = hostMemory_;
+    plan_.inlineSegments = inline_;
     number(*f_.body);
     for (size_t i = 0; i < f_.body->args.size(); ++i) {
       const Value *a = f_.body->args[i].get();
@@ -192,8 +186,8 @@ private:
     int d = v->device;
     return d >= 0 && size_t(d) < hostMemory_.size() && !hostMemory_[size_t(d)] ? d : -1;
   }
-  bool hostDevice(int d) const {
-    return d < 0 || size_t(d) >= hostMemory_.size() || hostMemory_[size_t(d)];
+  bool inlinesSegments(int d) const {
+    return d < 0 || size_t(d) >= inline_.size() || inline_[size_t(d)];
   }
 
   int newRoot(Root::Kind k, int sp, const Value *v, int64_t bytes = -1) {
@@ -351,12 +345,12 @@ private:
       const Operation &op = *opPtr;
       switch (op.kind) {
       case OpKind::Segment:
-        if (hostDevice(op.device)) {
+        if (inlinesSegments(op.device)) {
           const Region &body = *op.regions[0];
           for (size_t i = 0; i < body.args.size(); ++i)
             alias(body.args[i].get(), op.operands[i]);
           walk(body);
-          const Operation *y = body.terminator();
+          const Operation *y = stdlib::terminatorOf(body);
           for (size_t i = 0; i < op.results.size(); ++i)
             alias(op.results[i].get(), y->operands[i]);
         } else {
@@ -463,7 +457,7 @@ private:
     for (auto &op : r.ops) {
       pos_[op.get()] = next_++;
       bool opaque = op->kind == OpKind::Fusion ||
-                    (op->kind == OpKind::Segment && !hostDevice(op->device));
+                    (op->kind == OpKind::Segment && !inlinesSegments(op->device));
       if (!opaque)
         for (auto &sub : op->regions)
           number(*sub);
@@ -529,7 +523,7 @@ private:
         }
       }
       bool opaque = op.kind == OpKind::Fusion ||
-                    (op.kind == OpKind::Segment && !hostDevice(op.device));
+                    (op.kind == OpKind::Segment && !inlinesSegments(op.device));
       if (!opaque)
         for (auto &sub : op.regions)
           liveRegion(*sub);
@@ -577,7 +571,7 @@ private:
       const Operation &op = *opPtr;
       int p = pos_.at(&op), e = end_.at(&op);
       bool opaque = op.kind == OpKind::Fusion ||
-                    (op.kind == OpKind::Segment && !hostDevice(op.device));
+                    (op.kind == OpKind::Segment && !inlinesSegments(op.device));
       if (!opaque)
         for (auto &sub : op.regions)
           destinationsIn(*sub);
@@ -600,7 +594,7 @@ private:
         }
         // The yielded value is computed into its slot when the slot's value
         // is not read after that point of the iteration.
-        const Operation *y = op.regions.back()->terminator();
+        const Operation *y = stdlib::terminatorOf(*op.regions.back());
         std::set<int> seen;
         for (size_t k = 0; k < slots.size(); ++k) {
           const Value *v = y->operands[k];
@@ -616,7 +610,7 @@ private:
       }
       if (op.kind == OpKind::If) {
         for (auto &branch : op.regions) {
-          const Operation *y = branch->terminator();
+          const Operation *y = stdlib::terminatorOf(*branch);
           std::set<int> seen;
           for (size_t k = 0; k < op.results.size(); ++k) {
             const Value *v = y->operands[k];
@@ -635,7 +629,7 @@ private:
   void destinations() {
     destinationsIn(*f_.body);
     // Returned values are computed in the caller's result buffers.
-    const Operation *ret = f_.body->terminator();
+    const Operation *ret = stdlib::terminatorOf(*f_.body);
     std::set<int> seen;
     for (size_t i = 0; ret && i < ret->operands.size(); ++i) {
       const Value *v = ret->operands[i];
@@ -643,7 +637,7 @@ private:
       Root &r = plan_.roots[size_t(rv)];
       const ValueLoc &l = locOf(v);
       int want = i < f_.resultDevices.size() ? f_.resultDevices[i] : -1;
-      int sp = want >= 0 && !hostDevice(want) ? want : -1;
+      int sp = plan_.deviceSpace(want);
       if (r.kind != Root::Kind::Arena || r.space != sp || !l.contiguous || l.offset != 0 ||
           r.bytes != v->type.byteSize() || !seen.insert(rv).second)
         continue;
@@ -654,7 +648,7 @@ private:
     // temporary, so that copying one slot cannot clobber another's source.
     for (const Operation *loop : loops_) {
       const std::vector<int> &slots = carried_[loop];
-      const Operation *y = loop->regions.back()->terminator();
+      const Operation *y = stdlib::terminatorOf(*loop->regions.back());
       std::vector<int> temps(slots.size(), -1);
       bool any = false;
       for (size_t k = 0; k < slots.size(); ++k) {
@@ -704,6 +698,7 @@ private:
   const Module &m_;
   const Function &f_;
   const std::vector<bool> &hostMemory_;
+  const std::vector<bool> &inline_;
   FunctionPlan plan_;
   std::unordered_map<const Operation *, int> pos_, end_;
   int next_ = 0;
@@ -715,8 +710,9 @@ private:
 
 } // namespace
 
-FunctionPlan planBuffers(const Module &m, const Function &f, const std::vector<bool> &hostMemory) {
-  return Planner(m, f, hostMemory).run();
+FunctionPlan planBuffers(const Module &m, const Function &f, const std::vector<bool> &hostMemory,
+                         const std::vector<bool> &inlineSegments) {
+  return Planner(m, f, hostMemory, inlineSegments).run();
 }
 
 } // namespace mdl::backend::jit

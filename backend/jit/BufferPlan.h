@@ -74,6 +74,9 @@ struct FunctionPlan {
 
   /// Per module device: whether its memory is host memory (as planned).
   std::vector<bool> hostMemory;
+  /// Per module device: whether its segments are compiled into host code
+  /// (else its runtime runs them, through a handle).
+  std::vector<bool> inlineSegments;
 
   int rep(int root) const;
   /// The memory space of values on module device `d` (-1: host memory).
@@ -85,10 +88,14 @@ struct FunctionPlan {
 };
 
 /// Plans function `f` of `m`. `hostMemory[d]` says whether module device d
-/// keeps its data in host memory (CPU, the CPU fallback): such devices'
-/// segments are compiled inline and their values live in the host arena.
+/// keeps its data in host memory (the CPU, the CPU fallback): its values
+/// live in the host arena. `inlineSegments[d]` says whether the device's
+/// compile-time half lets its segments be compiled into host code; the
+/// others get a handle and run through the device's runtime. Empty vectors
+/// mean host memory and inline segments everywhere.
 FunctionPlan planBuffers(const ir::Module &m, const ir::Function &f,
-                         const std::vector<bool> &hostMemory);
+                         const std::vector<bool> &hostMemory,
+                         const std::vector<bool> &inlineSegments);
 
 /// One block to place: size, live interval (inclusive), and the offset
 /// chosen for it.

@@ -68,9 +68,14 @@ llvm::Value *denseElement(llvm::IRBuilder<> &b, const ir::DenseData &d, int64_t 
 /// constant.
 llvm::Value *creationValue(llvm::IRBuilder<> &b, const ir::Operation &op);
 
-/// The element-wise semantics of `op` on compute-type operands `args`.
-/// Null (and `error`) for an operation it does not know.
+/// The element-wise semantics of `op` on compute-type operands `args`, from
+/// the code generator registered for its kind. Null (and `error`) for an
+/// operation without one.
 llvm::Value *emitElementwise(llvm::IRBuilder<> &b, const ir::Operation &op,
                              const std::vector<llvm::Value *> &args, std::string &error);
+/// The fusible kinds of the operation table that have no element-wise code
+/// generator ("" when every one has one): the JIT's claim checked against
+/// the table.
+std::string elementCodegenProblems();
 
 } // namespace mdl::backend::jit

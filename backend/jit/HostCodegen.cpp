@@ -11,6 +11,7 @@
 // runtime (Runtime.h). Loop-carried values, `if` results and returned
 // values are copied where the buffer plan could not compute them in place.
 #include "backend/jit/Codegen.h"
+#include "stdlib/Registry.h"
 #include "backend/jit/BufferPlan.h"
 
 #include <llvm/IR/Verifier.h>
@@ -331,7 +332,7 @@ private:
       const Region &r = *op.regions[size_t(k)];
       if (!emitRegion(r, error))
         return false;
-      const Operation *y = r.terminator();
+      const Operation *y = stdlib::terminatorOf(r);
       for (size_t i = 0; i < op.results.size(); ++i)
         copyInto(op.results[i].get(), plan_.loc(y->operands[i]), y->operands[i]);
       b_.CreateBr(merge);
@@ -377,7 +378,7 @@ private:
     b_.CreateStore(i, addressOf(r.args[0].get()));
     if (!emitRegion(r, error))
       return false;
-    yieldInto(op, *r.terminator());
+    yieldInto(op, *stdlib::terminatorOf(r));
     i->addIncoming(b_.CreateAdd(i, b_.getInt64(1)), b_.GetInsertBlock());
     b_.CreateBr(header);
     b_.SetInsertPoint(exit);
@@ -395,12 +396,12 @@ private:
     const Region &cond = *op.regions[0];
     if (!emitRegion(cond, error))
       return false;
-    b_.CreateCondBr(readBool(cond.terminator()->operands[0]), body, exit);
+    b_.CreateCondBr(readBool(stdlib::terminatorOf(cond)->operands[0]), body, exit);
     b_.SetInsertPoint(body);
     const Region &r = *op.regions[1];
     if (!emitRegion(r, error))
       return false;
-    yieldInto(op, *r.terminator());
+    yieldInto(op, *stdlib::terminatorOf(r));
     b_.CreateBr(header);
     b_.SetInsertPoint(exit);
     return true;

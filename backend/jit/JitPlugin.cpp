@@ -11,7 +11,7 @@ public:
                 std::ostream &out, const JitOptions &opts)
       : runner_(m, devices, diags, out, opts) {}
   bool compile() override { return runner_.compile(); }
-  bool load() override { return runner_.load(); }
+  bool load(const std::vector<Tensor> &globals) override { return runner_.load(globals); }
   std::optional<std::vector<Tensor>> call(const std::string &fn,
                                           const std::vector<Tensor> &args) override {
     return runner_.call(fn, args);

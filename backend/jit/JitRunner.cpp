@@ -1,11 +1,10 @@
 // The JIT backend (see JitRunner.h).
 #include "backend/jit/JitRunner.h"
-#include "backend/interp/Interpreter.h"
 #include "backend/jit/BufferPlan.h"
 #include "backend/jit/Codegen.h"
 #include "backend/jit/Compiler.h"
 #include "backend/jit/Runtime.h"
-#include "ir/Printer.h"
+#include "ir/text/Printer.h"
 #include "ir/passes/Fuse.h"
 #include "stdlib/Registry.h"
 
@@ -41,61 +40,6 @@ double msSince(Clock::time_point t0) {
 }
 
 
-// Every global's value, computed by the reference interpreter on a module
-// holding only the globals (initializers run once, weights are mapped).
-bool materializeGlobals(const Module &m, DiagnosticEngine &diags, std::ostream &out,
-                        std::vector<Tensor> &values) {
-  values.assign(m.globals.size(), Tensor());
-  if (m.globals.empty())
-    return true;
-  Module tmp;
-  tmp.devices = m.devices;
-  for (const Global &g : m.globals)
-    tmp.globals.push_back(cloneGlobal(g));
-  // Initializers may apply functions (an HLO reduce's reducer): they come
-  // along, with their fusions spliced back for the interpreter.
-  bool appliesFunctions = false;
-  for (const Global &g : m.globals)
-    walk(*g.init, [&](const Operation &op) {
-      for (const std::string &a : stdlib::functionAttrs(op.kind))
-        appliesFunctions |= op.attr(a) != nullptr;
-    });
-  for (size_t i = 0; appliesFunctions && i < m.functions.size(); ++i) {
-    const Function &src = *m.functions[i];
-    auto f = std::make_unique<Function>();
-    f->name = src.name;
-    f->symbols = src.symbols;
-    f->resultTypes = src.resultTypes;
-    f->resultDevices = src.resultDevices;
-    f->loc = src.loc;
-    ValueMap map;
-    cloneRegionInto(*src.body, *f->body, map);
-    passes::unfuse(*f->body);
-    tmp.addFunction(std::move(f));
-  }
-  for (size_t i = 0; i < m.globals.size(); ++i) {
-    auto f = std::make_unique<Function>();
-    f->name = "global." + std::to_string(i);
-    auto read = std::make_unique<Operation>(OpKind::Global, m.globals[i].loc);
-    read->setAttr("name", Attribute::symbol(m.globals[i].name));
-    Value *v = read->addResult(m.globals[i].type);
-    f->body->push(std::move(read));
-    auto ret = std::make_unique<Operation>(OpKind::Return, m.globals[i].loc);
-    ret->operands = {v};
-    f->body->push(std::move(ret));
-    f->resultTypes = {m.globals[i].type};
-    tmp.addFunction(std::move(f));
-  }
-  Interpreter interp(tmp, diags, out, nullptr);
-  for (size_t i = 0; i < m.globals.size(); ++i) {
-    auto r = interp.call("global." + std::to_string(i), {});
-    if (!r)
-      return false;
-    values[i] = (*r)[0];
-  }
-  return true;
-}
-
 } // namespace
 
 // Where the fatal-error handler (below) reports: set before each compile.
@@ -113,24 +57,11 @@ void initializeJit() {
     llvm::install_fatal_error_handler([](void *, const char *reason, bool) {
       std::string what = std::string("internal error in LLVM: ") + reason +
                          " (please report this; --backend=interp runs without LLVM)";
-      std::string msg;
-      if (fatalJson.load()) {
-        auto esc = [](const std::string &t) {
-          std::string o;
-          for (char c : t)
-            if (c == '"' || c == '\\')
-              o += std::string("\\") + c;
-            else if (static_cast<unsigned char>(c) < 0x20)
-              o += ' ';
-            else
-              o += c;
-          return o;
-        };
-        msg = "{\"code\":\"E0900\",\"severity\":\"error\",\"message\":\"" + esc(what) +
-              "\",\"file\":\"" + esc(fatalFile) + "\",\"line\":0,\"column\":0,\"notes\":[]}\n";
-      } else {
-        msg = fatalFile + ": error[E0900]: " + what + "\n";
-      }
+      Diagnostic d;
+      d.code = "E0900";
+      d.loc.file = internFile(fatalFile);
+      d.message = what;
+      std::string msg = fatalJson.load() ? diagnosticJson(d) + "\n" : diagnosticLine(d);
       ssize_t ignored = ::write(2, msg.data(), msg.size());
       (void)ignored;
       std::_Exit(1);
@@ -164,7 +95,7 @@ struct JitRunner::Impl {
   RuntimeContext ctx;
   std::unique_ptr<ObjectCompiler> compiler;
   std::unique_ptr<llvm::orc::LLJIT> jit;
-  std::vector<bool> hostMemory;
+  std::vector<bool> hostMemory, inlineSegments;
   std::vector<FunctionPlan> plans;
   std::vector<Tensor> globals;
   std::vector<std::shared_ptr<void>> memory; // arenas and device copies of globals
@@ -187,15 +118,15 @@ struct JitRunner::Impl {
 
   void releaseSegments() {
     for (auto &s : segments)
-      if (s->segment) {
+      if (s->program) {
         DeviceRuntime &rt = devices.runtime(s->device);
-        rt.iface->release_segment(rt.dev, s->segment);
+        rt.iface->unload(rt.dev, s->program);
       }
     segments.clear();
   }
 
   bool compile();
-  bool load();
+  bool load(const std::vector<Tensor> &globalValues);
   std::optional<std::vector<Tensor>> call(const std::string &name, const std::vector<Tensor> &args);
   std::shared_ptr<void> allocate(int space, int64_t bytes);
 };
@@ -207,10 +138,16 @@ bool JitRunner::Impl::compile() {
     fatalFile = opts.sourceFile;
   fatalJson = opts.jsonDiagnostics;
   initializeJit();
+  // Where each device's values live (its runtime's memory), and whether its
+  // segments become host code (its compile-time half's explicit say).
   hostMemory.assign(m.devices.size(), true);
+  inlineSegments.assign(m.devices.size(), true);
   for (size_t d = 0; d < m.devices.size(); ++d)
-    if (devices.isOpen(int(d)))
-      hostMemory[d] = devices.runtime(int(d)).iface->host_memory != 0;
+    if (devices.isOpen(int(d))) {
+      DeviceRuntime &rt = devices.runtime(int(d));
+      hostMemory[d] = rt.iface->host_memory != 0;
+      inlineSegments[d] = rt.backend->inlineIntoHost(*rt.iface);
+    }
   ctx.module = &m;
   ctx.devices = &devices;
   ctx.diags = &diags;
@@ -231,8 +168,8 @@ bool JitRunner::Impl::compile() {
   for (auto &f : m.functions)
     walk(*f->body, [&](const Operation &op) {
       products |= op.kind == OpKind::Matmul && op.results[0]->type.dtype == DType::F32 &&
-                  (op.device < 0 || size_t(op.device) >= hostMemory.size() ||
-                   hostMemory[size_t(op.device)]);
+                  (op.device < 0 || size_t(op.device) >= inlineSegments.size() ||
+                   inlineSegments[size_t(op.device)]);
     });
   auto comp = ObjectCompiler::create(opts.optLevel);
   if (!comp)
@@ -257,8 +194,8 @@ bool JitRunner::Impl::compile() {
     llvm::consumeError(mvec.takeError());
 
   std::string bits;
-  for (bool h : hostMemory)
-    bits += h ? 'h' : 'd';
+  for (size_t d = 0; d < hostMemory.size(); ++d)
+    bits += std::string(hostMemory[d] ? "h" : "d") + (inlineSegments[d] ? "i" : "r");
   PrintOptions po;
   po.locations = false;
   // Plans and cache keys first (cheap), then the functions that miss the
@@ -270,7 +207,7 @@ bool JitRunner::Impl::compile() {
   std::vector<size_t> todo;
   for (size_t i = 0; i < n; ++i) {
     const Function &f = *m.functions[i];
-    plans.push_back(planBuffers(m, f, hostMemory));
+    plans.push_back(planBuffers(m, f, hostMemory, inlineSegments));
     const FunctionPlan &plan = plans.back();
     ++stats.functions;
     stats.peakIntermediateBytes += plan.arenaBytes.count(-1) ? plan.arenaBytes.at(-1) : 0;
@@ -371,16 +308,19 @@ std::shared_ptr<void> JitRunner::Impl::allocate(int sp, int64_t bytes) {
            : nullptr;
 }
 
-bool JitRunner::Impl::load() {
+bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
   if (loaded)
     return true;
   if (!compile())
     return false;
   auto t0 = Clock::now();
-  if (!materializeGlobals(m, diags, out, globals))
-    return false;
+  if (globalValues.size() != m.globals.size())
+    return internal("load() got " + std::to_string(globalValues.size()) + " globals for " +
+                    std::to_string(m.globals.size()));
+  globals = globalValues;
+  // `cpu(threads = N)`: the host's kernels and loops use N threads.
   for (const Device &d : m.devices)
-    if (d.kind == DeviceKind::Cpu && d.intArg("threads", 0) > 0)
+    if (d.intArg("threads", 0) > 0)
       omp_set_num_threads(int(d.intArg("threads", 0)));
 
   std::map<std::string, const void *> symbols;
@@ -416,11 +356,23 @@ bool JitRunner::Impl::load() {
         h->op = op;
         h->device = op->device;
         DeviceRuntime &rt = devices.runtime(op->device);
-        h->segment = rt.iface->prepare(rt.dev, segmentText(*op, passes::unfuse).c_str());
-        if (!h->segment) {
+        // The device compiles its segment (without the JIT's fusions) and
+        // loads it; the generated code runs it through mdl_rt_segment.
+        std::string error;
+        ValueMap map;
+        h->source = std::make_unique<Operation>(OpKind::Segment, op->loc);
+        cloneRegionInto(*op->regions[0], *h->source->addRegion(), map);
+        passes::unfuse(*h->source->regions[0]);
+        h->artifact = rt.backend->compile(*h->source, error);
+        if (h->artifact) {
+          mdl_artifact a = h->artifact->view();
+          h->program = rt.iface->load(rt.dev, &a);
+          if (!h->program)
+            error = rt.iface->last_error(rt.dev);
+        }
+        if (!h->program) {
           diags.error("E0403", op->loc, "device '" + m.devices[size_t(op->device)].name +
-                                            "' cannot run this segment: " +
-                                            rt.iface->last_error(rt.dev));
+                                            "' cannot run this segment: " + error);
           return false;
         }
         addr = h.get();
@@ -441,7 +393,10 @@ bool JitRunner::Impl::load() {
         } else {
           std::shared_ptr<void> copy = allocate(r.space, int64_t(host.byteSize()));
           DeviceRuntime &rt = devices.runtime(r.space);
-          if (!copy || rt.iface->copy_in(rt.dev, copy.get(), host.raw(), host.byteSize()) != 0) {
+          BufferList dst;
+          if (copy)
+            dst.add(copy.get(), host.type());
+          if (!copy || rt.iface->copy_in(rt.dev, &dst.buffers[0], host.raw()) != 0) {
             diags.error("E0403", r.source->loc, "copying '" + name + "' to '" +
                                                     m.devices[size_t(r.space)].name +
                                                     "' failed: " + rt.iface->last_error(rt.dev));
@@ -479,8 +434,10 @@ bool JitRunner::Impl::load() {
 
 std::optional<std::vector<Tensor>> JitRunner::Impl::call(const std::string &name,
                                                          const std::vector<Tensor> &args) {
-  if (!load())
+  if (!loaded) {
+    internal("call() before load()");
     return std::nullopt;
+  }
   const Function *f = m.findFunction(name);
   if (!f) {
     diags.error("E0101", {}, "no function '" + name + "'");
@@ -508,7 +465,10 @@ std::optional<std::vector<Tensor>> JitRunner::Impl::call(const std::string &name
     }
     std::shared_ptr<void> buf = allocate(sp, int64_t(args[i].byteSize()));
     DeviceRuntime &rt = devices.runtime(sp);
-    if (!buf || rt.iface->copy_in(rt.dev, buf.get(), args[i].raw(), args[i].byteSize()) != 0) {
+    BufferList dst;
+    if (buf)
+      dst.add(buf.get(), args[i].type());
+    if (!buf || rt.iface->copy_in(rt.dev, &dst.buffers[0], args[i].raw()) != 0) {
       diags.error("E0403", f->loc, "copying an argument to '" + m.devices[size_t(sp)].name +
                                        "' failed: " + rt.iface->last_error(rt.dev));
       return std::nullopt;
@@ -563,7 +523,7 @@ JitRunner::~JitRunner() {
 }
 
 bool JitRunner::compile() { return impl_->compile(); }
-bool JitRunner::load() { return impl_->load(); }
+bool JitRunner::load(const std::vector<Tensor> &globals) { return impl_->load(globals); }
 std::optional<std::vector<Tensor>> JitRunner::call(const std::string &fn,
                                                    const std::vector<Tensor> &args) {
   return impl_->call(fn, args);

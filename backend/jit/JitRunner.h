@@ -5,10 +5,11 @@
 // plus the loop kernels of its fusions), optimizes it for the host CPU and
 // adds the object to the JIT; objects are looked up first in the compile
 // cache (memory, and DIR/KEY.o with a cache directory), keyed by a hash of
-// the function's IR, the devices' memory kinds and the target. load()
-// materializes the globals, allocates each function's arenas (the buffer
-// plan, BufferPlan.h), prepares the segments of devices that are not host
-// memory, and defines the per-run symbols the objects refer to. call() runs
+// the function's IR, the devices' memory and segment handling, and the
+// target. load() takes the globals' values, allocates each function's
+// arenas (the buffer plan, BufferPlan.h), has each device that runs its own
+// segments compile and load them, and defines the per-run symbols the
+// objects refer to. call() runs
 // a function like Interpreter::call: arguments and results in host memory.
 #pragma once
 
@@ -40,8 +41,9 @@ public:
   /// Compiles every function instance (or takes it from the cache).
   /// Reports E0900 and returns false if LLVM fails.
   bool compile();
-  /// Loads globals and weights (E0401), allocates arenas, links.
-  bool load();
+  /// Takes the globals' values (see JitSession::load), allocates arenas,
+  /// prepares segments, links.
+  bool load(const std::vector<Tensor> &globals);
   /// Calls a function; results come back in host memory. nullopt after a
   /// run-time error was reported.
   std::optional<std::vector<Tensor>> call(const std::string &fn, const std::vector<Tensor> &args);

@@ -58,8 +58,10 @@ public:
   /// Compiles every function instance (or takes it from the cache).
   /// Reports E0900 and returns false if LLVM fails.
   virtual bool compile() = 0;
-  /// Loads globals and weights (E0401), allocates arenas, links.
-  virtual bool load() = 0;
+  /// Takes the globals' values (in module order, in host memory: the
+  /// driver materializes them, see Interpreter.h), copies them to the
+  /// devices that read them, allocates arenas, prepares segments, links.
+  virtual bool load(const std::vector<Tensor> &globals) = 0;
   /// Calls a function; results come back in host memory. nullopt after a
   /// run-time error was reported.
   virtual std::optional<std::vector<Tensor>> call(const std::string &fn,
@@ -69,7 +71,7 @@ public:
 
 /// Changes whenever this interface or a type it names changes layout: the
 /// loader refuses a library built for another.
-constexpr int kJitInterfaceVersion = 2;
+constexpr int kJitInterfaceVersion = 3;
 
 /// The library's one export (C linkage): a session for `m` (partitioned,
 /// canonicalized and fused; it and `devices` must outlive the session),

@@ -14,6 +14,7 @@
 // The kernel's pointer arguments are `noalias` (the buffer plan never lets
 // an output overlap an input), which is what lets the loops vectorize.
 #include "backend/jit/Codegen.h"
+#include "stdlib/Registry.h"
 #include "ir/passes/FusionDomain.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -29,19 +30,9 @@ using llvm::Value;
 
 namespace {
 
-bool isReduction(OpKind k) {
-  return k == OpKind::Sum || k == OpKind::Mean || k == OpKind::ReduceMax || k == OpKind::ReduceMin;
-}
+bool isReduction(OpKind k) { return stdlib::isRowReduction(k); }
 
-int opCost(const Operation &op) {
-  switch (op.kind) {
-  case OpKind::Exp: case OpKind::Log: case OpKind::Tanh: case OpKind::Sin: case OpKind::Cos:
-  case OpKind::Pow: case OpKind::Sigmoid: case OpKind::Gelu: case OpKind::Mod:
-    return 8;
-  default:
-    return 1;
-  }
-}
+int opCost(const Operation &op) { return stdlib::opInfo(op.kind).cost; }
 
 class LoopEmitter {
 public:
@@ -116,7 +107,7 @@ private:
     std::vector<int64_t> rowShape = dims_;
     for (size_t a = rank - size_t(inner_); a < rank; ++a)
       rowShape[a] = 1;
-    const Operation *y = region_.terminator();
+    const Operation *y = stdlib::terminatorOf(region_);
     for (ir::Value *v : y->operands) {
       std::vector<int64_t> s = v->type.sizes();
       if (s == dims_) {
@@ -454,7 +445,7 @@ private:
         return false;
       reduced_[&r] = accFinish(r, result);
     }
-    const Operation *y = region_.terminator();
+    const Operation *y = stdlib::terminatorOf(region_);
     Ctx rowCtx{offs, {}};
     bool anyFull = false;
     for (size_t k = 0; k < y->operands.size(); ++k) {

@@ -8,7 +8,6 @@
 // spins for long on a shared machine.
 #include "backend/jit/Runtime.h"
 #include "backend/cpu/KernelSupport.h"
-#include "backend/interp/Interpreter.h"
 #include "backend/jit/WorkerPool.h"
 
 #include <cblas.h>
@@ -310,6 +309,11 @@ void mdl_rt_parallel_for(mdl_rt_body body, void *env, int64_t n) {
   pool.run((n + chunk - 1) / chunk, mdl::backend::jit::loopPart, &job);
 }
 
+namespace {
+/// `bytes` bytes at `p` as a typed buffer (u8[bytes]); `bytes` must outlive it.
+mdl_buffer byteBuffer(void *p, const int64_t &bytes) { return {p, MDL_U8, 1, &bytes, nullptr}; }
+} // namespace
+
 int32_t mdl_rt_copy(RuntimeContext *ctx, int32_t dstSpace, void *dst, int32_t srcSpace,
                     const void *src, int64_t bytes) {
   if (bytes <= 0 || dst == src)
@@ -334,7 +338,8 @@ int32_t mdl_rt_copy(RuntimeContext *ctx, int32_t dstSpace, void *dst, int32_t sr
   }
   if (dstHost) {
     auto &rt = ctx->devices->runtime(srcSpace);
-    if (rt.iface->copy_out(rt.dev, dst, src, uint64_t(bytes)) != 0)
+    mdl_buffer from = byteBuffer(const_cast<void *>(src), bytes);
+    if (rt.iface->copy_out(rt.dev, dst, &from) != 0)
       return ctx->fail("E0403", {}, "reading from '" + name(srcSpace) +
                                         "' failed: " + rt.iface->last_error(rt.dev));
     return 0;
@@ -346,12 +351,14 @@ int32_t mdl_rt_copy(RuntimeContext *ctx, int32_t dstSpace, void *dst, int32_t sr
     staging.reset(new (std::nothrow) char[size_t(bytes)]);
     if (!staging)
       return ctx->fail("E0404", {}, "out of host memory staging a copy between devices");
-    if (from.iface->copy_out(from.dev, staging.get(), src, uint64_t(bytes)) != 0)
+    mdl_buffer in = byteBuffer(const_cast<void *>(src), bytes);
+    if (from.iface->copy_out(from.dev, staging.get(), &in) != 0)
       return ctx->fail("E0403", {}, "reading from '" + name(srcSpace) +
                                         "' failed: " + from.iface->last_error(from.dev));
     src = staging.get();
   }
-  if (to.iface->copy_in(to.dev, dst, src, uint64_t(bytes)) != 0)
+  mdl_buffer out = byteBuffer(dst, bytes);
+  if (to.iface->copy_in(to.dev, &out, src) != 0)
     return ctx->fail("E0403", {}, "copying to '" + name(dstSpace) +
                                       "' failed: " + to.iface->last_error(to.dev));
   return 0;
@@ -392,7 +399,13 @@ void mdl_rt_strided_copy(const int64_t *desc, void *dst, const void *src) {
 int32_t mdl_rt_segment(RuntimeContext *ctx, SegmentHandle *seg, void *const *ins,
                        void *const *outs) {
   auto &rt = ctx->devices->runtime(seg->device);
-  if (rt.iface->run(rt.dev, seg->segment, ins, outs) != 0) {
+  mdl::backend::BufferList in, out;
+  for (size_t i = 0; i < seg->op->operands.size(); ++i)
+    in.add(ins[i], seg->op->operands[i]->type);
+  for (size_t i = 0; i < seg->op->results.size(); ++i)
+    out.add(outs[i], seg->op->results[i]->type);
+  if (rt.iface->run(rt.dev, seg->program, in.buffers.data(), uint32_t(in.buffers.size()),
+                    out.buffers.data(), uint32_t(out.buffers.size())) != 0) {
     std::string rest;
     mdl::ir::Location at =
         mdl::backend::deviceErrorLocation(rt.iface->last_error(rt.dev), seg->op->loc, rest);

@@ -58,11 +58,16 @@ struct LoopJob {
 };
 void loopPart(void *job, int64_t chunk);
 
-/// A segment prepared on a device that is not host memory.
+/// A segment its device runs (one whose segments are not host code):
+/// compiled by the device's compile-time half from `source` (the segment
+/// without the JIT's fusions, which the artifact may point into) and loaded
+/// on the device.
 struct SegmentHandle {
   const ir::Operation *op = nullptr;
   int device = -1;
-  mdl_segment *segment = nullptr;
+  std::unique_ptr<ir::Operation> source;
+  std::unique_ptr<Artifact> artifact;
+  mdl_program *program = nullptr;
 };
 
 /// Selects the GEMM library of mdl_rt_matmul: "dnnl" (the default) or

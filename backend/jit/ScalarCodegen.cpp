@@ -6,6 +6,8 @@
 // from float to integer truncate and saturate (NaN gives 0).
 #include "backend/cpu/KernelSupport.h"
 #include "backend/jit/Codegen.h"
+#include "stdlib/OpAttrs.h"
+#include "stdlib/Registry.h"
 
 #include <llvm/IR/Intrinsics.h>
 
@@ -245,92 +247,240 @@ Value *creationValue(llvm::IRBuilder<> &b, const Operation &op) {
   return constantOf(b, t, &bytes);
 }
 
-Value *emitElementwise(llvm::IRBuilder<> &b, const Operation &op, const std::vector<Value *> &a,
-                       std::string &error) {
-  DType t = op.operands[0]->type.dtype, rt = op.results[0]->type.dtype;
-  llvm::Type *ty = a[0]->getType();
-  bool fl = isFloat(t);
-  switch (op.kind) {
-  case OpKind::Add: return fl ? b.CreateFAdd(a[0], a[1]) : b.CreateAdd(a[0], a[1]);
-  case OpKind::Sub: return fl ? b.CreateFSub(a[0], a[1]) : b.CreateSub(a[0], a[1]);
-  case OpKind::Mul: return fl ? b.CreateFMul(a[0], a[1]) : b.CreateMul(a[0], a[1]);
-  case OpKind::Div: return fl ? b.CreateFDiv(a[0], a[1]) : floorDiv(b, t, a[0], a[1]);
-  case OpKind::Mod: return floorMod(b, t, a[0], a[1]);
-  case OpKind::Pow: return callMath(b, "powf", "pow", {a[0], a[1]});
-  case OpKind::Maximum: return maxNaN(b, t, a[0], a[1], true);
-  case OpKind::Minimum: return maxNaN(b, t, a[0], a[1], false);
-  case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le: case OpKind::Gt:
-  case OpKind::Ge:
-    return compare(b, op.kind, t, a[0], a[1]);
-  case OpKind::And: return b.CreateAnd(a[0], a[1]);
-  case OpKind::Or: return b.CreateOr(a[0], a[1]);
-  case OpKind::Not: return b.CreateNot(a[0]);
-  case OpKind::Neg: return fl ? b.CreateFNeg(a[0]) : b.CreateSub(llvm::ConstantInt::get(ty, 0), a[0]);
-  case OpKind::Abs:
+namespace {
+
+/// What a code generator gets: the builder, the operation, its operands as
+/// compute-type values, and (for convenience) the operand and result
+/// element types, the operand's LLVM type, and whether it is floating.
+struct ElementArgs {
+  llvm::IRBuilder<> &b;
+  const Operation &op;
+  const std::vector<Value *> &a;
+  DType t, rt;
+  llvm::Type *ty;
+  bool fl;
+};
+#define MDL_ELEMENT_ARGS(e) [[maybe_unused]] auto &[b, op, a, t, rt, ty, fl] = e
+
+using ElementFn = Value *(*)(const ElementArgs &e);
+
+/// The element-wise code generators, by kind.
+class ElementCodegenTable {
+public:
+  ElementCodegenTable() : fns_(size_t(ir::kNumOpKinds), nullptr) {}
+  void add(OpKind k, ElementFn f) { fns_[size_t(k)] = f; }
+  void add(std::initializer_list<OpKind> ks, ElementFn f) {
+    for (OpKind k : ks)
+      add(k, f);
+  }
+  ElementFn find(OpKind k) const { return fns_[size_t(k)]; }
+
+private:
+  std::vector<ElementFn> fns_;
+};
+
+void registerElementCodegen(ElementCodegenTable &t) {
+  t.add(OpKind::Add, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return fl ? b.CreateFAdd(a[0], a[1]) : b.CreateAdd(a[0], a[1]);
+  });
+  t.add(OpKind::Sub, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return fl ? b.CreateFSub(a[0], a[1]) : b.CreateSub(a[0], a[1]);
+  });
+  t.add(OpKind::Mul, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return fl ? b.CreateFMul(a[0], a[1]) : b.CreateMul(a[0], a[1]);
+  });
+  t.add(OpKind::Div, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return fl ? b.CreateFDiv(a[0], a[1]) : floorDiv(b, t, a[0], a[1]);
+  });
+  t.add(OpKind::Mod, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return floorMod(b, t, a[0], a[1]);
+  });
+  t.add(OpKind::Pow, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return callMath(b, "powf", "pow", {a[0], a[1]});
+  });
+  t.add(OpKind::Maximum, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return maxNaN(b, t, a[0], a[1], true);
+  });
+  t.add(OpKind::Minimum, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return maxNaN(b, t, a[0], a[1], false);
+  });
+  t.add(
+      {OpKind::Eq, OpKind::Ne, OpKind::Lt, OpKind::Le, OpKind::Gt, OpKind::Ge},
+      [](const ElementArgs &args) -> Value * {
+        MDL_ELEMENT_ARGS(args);
+        return compare(b, op.kind, t, a[0], a[1]);
+      });
+  t.add(OpKind::And, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return b.CreateAnd(a[0], a[1]);
+  });
+  t.add(OpKind::Or, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return b.CreateOr(a[0], a[1]);
+  });
+  t.add(OpKind::Not, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return b.CreateNot(a[0]);
+  });
+  t.add(OpKind::Neg, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return fl ? b.CreateFNeg(a[0])
+              : b.CreateSub(llvm::ConstantInt::get(ty, 0), a[0]);
+  });
+  t.add(OpKind::Abs, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
     if (fl)
       return intrinsic(b, llvm::Intrinsic::fabs, {a[0]});
     if (isUnsigned(t))
       return a[0];
     return b.CreateSelect(b.CreateICmpSLT(a[0], llvm::ConstantInt::get(ty, 0)),
-                          b.CreateSub(llvm::ConstantInt::get(ty, 0), a[0]), a[0]);
-  case OpKind::Relu:
+                          b.CreateSub(llvm::ConstantInt::get(ty, 0), a[0]),
+                          a[0]);
+  });
+  t.add(OpKind::Relu, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
     if (fl)
-      return b.CreateSelect(b.CreateFCmpOLT(a[0], fconst(b, ty, 0)), fconst(b, ty, 0), a[0]);
+      return b.CreateSelect(b.CreateFCmpOLT(a[0], fconst(b, ty, 0)),
+                            fconst(b, ty, 0), a[0]);
     if (isUnsigned(t))
       return a[0];
     return b.CreateSelect(b.CreateICmpSLT(a[0], llvm::ConstantInt::get(ty, 0)),
                           llvm::ConstantInt::get(ty, 0), a[0]);
-  case OpKind::Floor: return fl ? intrinsic(b, llvm::Intrinsic::floor, {a[0]}) : a[0];
-  case OpKind::Ceil: return fl ? intrinsic(b, llvm::Intrinsic::ceil, {a[0]}) : a[0];
-  case OpKind::Sign: {
+  });
+  t.add(OpKind::Floor, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return fl ? intrinsic(b, llvm::Intrinsic::floor, {a[0]}) : a[0];
+  });
+  t.add(OpKind::Ceil, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return fl ? intrinsic(b, llvm::Intrinsic::ceil, {a[0]}) : a[0];
+  });
+  t.add(OpKind::Sign, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
     if (fl) {
-      Value *s = b.CreateSelect(b.CreateFCmpOGT(a[0], fconst(b, ty, 0)), fconst(b, ty, 1),
-                                b.CreateSelect(b.CreateFCmpOLT(a[0], fconst(b, ty, 0)),
-                                               fconst(b, ty, -1), fconst(b, ty, 0)));
+      Value *s = b.CreateSelect(
+          b.CreateFCmpOGT(a[0], fconst(b, ty, 0)), fconst(b, ty, 1),
+          b.CreateSelect(b.CreateFCmpOLT(a[0], fconst(b, ty, 0)),
+                         fconst(b, ty, -1), fconst(b, ty, 0)));
       return b.CreateSelect(b.CreateFCmpUNO(a[0], a[0]), a[0], s);
     }
     Value *zero = llvm::ConstantInt::get(ty, 0);
     if (isUnsigned(t))
       return b.CreateZExt(b.CreateICmpUGT(a[0], zero), ty);
-    return b.CreateSelect(b.CreateICmpSGT(a[0], zero), llvm::ConstantInt::get(ty, 1),
-                          b.CreateSelect(b.CreateICmpSLT(a[0], zero),
-                                         llvm::ConstantInt::getSigned(ty, -1), zero));
-  }
-  case OpKind::Exp: return callMath(b, "expf", "exp", {a[0]});
-  case OpKind::Log: return callMath(b, "logf", "log", {a[0]});
-  case OpKind::Sqrt: return intrinsic(b, llvm::Intrinsic::sqrt, {a[0]});
-  case OpKind::Rsqrt: return b.CreateFDiv(fconst(b, ty, 1), intrinsic(b, llvm::Intrinsic::sqrt, {a[0]}));
-  case OpKind::Tanh:
-    return ty->isFloatTy() ? tanhF32(b, a[0]) : callMath(b, "tanhf", "tanh", {a[0]});
-  case OpKind::Sin: return callMath(b, "sinf", "sin", {a[0]});
-  case OpKind::Cos: return callMath(b, "cosf", "cos", {a[0]});
-  case OpKind::Sigmoid: {
+    return b.CreateSelect(
+        b.CreateICmpSGT(a[0], zero), llvm::ConstantInt::get(ty, 1),
+        b.CreateSelect(b.CreateICmpSLT(a[0], zero),
+                       llvm::ConstantInt::getSigned(ty, -1), zero));
+  });
+  t.add(OpKind::Exp, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return callMath(b, "expf", "exp", {a[0]});
+  });
+  t.add(OpKind::Log, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return callMath(b, "logf", "log", {a[0]});
+  });
+  t.add(OpKind::Sqrt, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return intrinsic(b, llvm::Intrinsic::sqrt, {a[0]});
+  });
+  t.add(OpKind::Rsqrt, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return b.CreateFDiv(fconst(b, ty, 1),
+                        intrinsic(b, llvm::Intrinsic::sqrt, {a[0]}));
+  });
+  t.add(OpKind::Tanh, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return ty->isFloatTy() ? tanhF32(b, a[0])
+                           : callMath(b, "tanhf", "tanh", {a[0]});
+  });
+  t.add(OpKind::Sin, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return callMath(b, "sinf", "sin", {a[0]});
+  });
+  t.add(OpKind::Cos, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return callMath(b, "cosf", "cos", {a[0]});
+  });
+  t.add(OpKind::Sigmoid, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
     // One exponential of -|x| serves both branches of the kernel.
-    Value *e = callMath(b, "expf", "exp", {b.CreateFNeg(intrinsic(b, llvm::Intrinsic::fabs, {a[0]}))});
+    Value *e =
+        callMath(b, "expf", "exp",
+                 {b.CreateFNeg(intrinsic(b, llvm::Intrinsic::fabs, {a[0]}))});
     Value *den = b.CreateFAdd(fconst(b, ty, 1), e);
-    return b.CreateSelect(b.CreateFCmpOGE(a[0], fconst(b, ty, 0)), b.CreateFDiv(fconst(b, ty, 1), den),
+    return b.CreateSelect(b.CreateFCmpOGE(a[0], fconst(b, ty, 0)),
+                          b.CreateFDiv(fconst(b, ty, 1), den),
                           b.CreateFDiv(e, den));
-  }
-  case OpKind::Gelu: {
+  });
+  t.add(OpKind::Gelu, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
     Value *x = a[0], *half = b.CreateFMul(fconst(b, ty, 0.5), x);
-    if (op.boolAttr("approximate", false)) {
-      Value *x3 = b.CreateFMul(b.CreateFMul(b.CreateFMul(fconst(b, ty, 0.044715), x), x), x);
-      Value *inner = b.CreateFMul(fconst(b, ty, 0.7978845608028654), b.CreateFAdd(x, x3));
-      return b.CreateFMul(half, b.CreateFAdd(fconst(b, ty, 1), callMath(b, "tanhf", "tanh", {inner})));
+    if (stdlib::attrs::Gelu::of(op).approximate) {
+      Value *x3 = b.CreateFMul(
+          b.CreateFMul(b.CreateFMul(fconst(b, ty, 0.044715), x), x), x);
+      Value *inner =
+          b.CreateFMul(fconst(b, ty, 0.7978845608028654), b.CreateFAdd(x, x3));
+      return b.CreateFMul(half,
+                          b.CreateFAdd(fconst(b, ty, 1),
+                                       callMath(b, "tanhf", "tanh", {inner})));
     }
-    Value *erf = callMath(b, "erff", "erf", {b.CreateFMul(x, fconst(b, ty, 0.7071067811865476))});
+    Value *erf = callMath(b, "erff", "erf",
+                          {b.CreateFMul(x, fconst(b, ty, 0.7071067811865476))});
     return b.CreateFMul(half, b.CreateFAdd(fconst(b, ty, 1), erf));
-  }
-  case OpKind::Clip: {
+  });
+  t.add(OpKind::Clip, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
     DType ct = op.operands[0]->type.dtype;
     return maxNaN(b, ct, maxNaN(b, ct, a[0], a[1], true), a[2], false);
-  }
-  case OpKind::Select: return b.CreateSelect(a[0], a[1], a[2]);
-  case OpKind::Cast: return cast(b, t, rt, a[0]);
-  default:
+  });
+  t.add(OpKind::Select, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return b.CreateSelect(a[0], a[1], a[2]);
+  });
+  t.add(OpKind::Cast, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return cast(b, t, rt, a[0]);
+  });
+}
+
+const ElementCodegenTable &elementCodegen() {
+  static const ElementCodegenTable table = [] {
+    ElementCodegenTable t;
+    registerElementCodegen(t);
+    return t;
+  }();
+  return table;
+}
+
+} // namespace
+
+std::string elementCodegenProblems() {
+  std::string missing;
+  for (int k = 0; k < ir::kNumOpKinds; ++k)
+    if (stdlib::opInfo(OpKind(k)).fusion != stdlib::FusionKind::None &&
+        !elementCodegen().find(OpKind(k)))
+      missing += std::string(missing.empty() ? "" : ", ") + opName(OpKind(k));
+  return missing.empty() ? "" : "no element-wise code for the fusible operations: " + missing;
+}
+
+Value *emitElementwise(llvm::IRBuilder<> &b, const Operation &op, const std::vector<Value *> &a,
+                       std::string &error) {
+  ElementFn fn = elementCodegen().find(op.kind);
+  if (!fn) {
     error = std::string("no element-wise code for '") + opName(op.kind) + "'";
     return nullptr;
   }
+  DType t = op.operands[0]->type.dtype, rt = op.results[0]->type.dtype;
+  return fn({b, op, a, t, rt, a[0]->getType(), isFloat(t)});
 }
 
 } // namespace mdl::backend::jit

@@ -1,8 +1,8 @@
-// Opening run-time devices: the HIP plugin loader, the CPU fallback, the
-// device map.
+// Opening run-time devices: each kind's runtime, the fallback to the host
+// kind, the device map.
 #include "backend/runtime/Devices.h"
+#include "stdlib/Registry.h"
 
-#include <dlfcn.h>
 #include <limits.h>
 #include <map>
 #include <set>
@@ -83,12 +83,38 @@ DeviceSet::~DeviceSet() {
       r->iface->close(r->dev);
   owned_.clear();
   runtimes_.clear();
-  if (pluginHandle_)
-    dlclose(pluginHandle_);
 }
 
-bool DeviceSet::open(const Module &m, const DeviceOptions &opts, const mdl_device_interface *cpu,
-                     DiagnosticEngine &diags) {
+namespace {
+
+/// Opens a device of `d`'s declaration on `iface`.
+mdl_device *openOn(const mdl_device_interface *iface, const Device &d, const char **err) {
+  std::vector<mdl_device_arg> args;
+  for (const NamedAttr &a : d.args) {
+    mdl_device_arg arg{a.name.c_str(), 0, nullptr};
+    if (a.value.kind() == Attribute::Kind::String)
+      arg.string_value = a.value.asString().c_str();
+    else if (a.value.kind() == Attribute::Kind::Int)
+      arg.int_value = a.value.asInt();
+    args.push_back(arg);
+  }
+  return iface->open(args.data(), uint32_t(args.size()), err);
+}
+
+std::string declared(const Device &d) {
+  std::string s = d.kind + "(";
+  for (size_t i = 0; i < d.args.size(); ++i) {
+    const Attribute &v = d.args[i].value;
+    s += (i ? ", " : "") +
+         (v.kind() == Attribute::Kind::String ? "\"" + v.asString() + "\""
+                                               : std::to_string(v.asInt()));
+  }
+  return s + ")";
+}
+
+} // namespace
+
+bool DeviceSet::open(const Module &m, const DeviceOptions &opts, DiagnosticEngine &diags) {
   unsigned before = diags.errorCount();
   size_t n = m.devices.size();
   runtimes_.assign(n, nullptr);
@@ -109,12 +135,12 @@ bool DeviceSet::open(const Module &m, const DeviceOptions &opts, const mdl_devic
       }
     if (a < 0 || b < 0)
       continue;
-    bool mpcA = m.devices[size_t(a)].kind == DeviceKind::Mpc;
-    bool mpcB = m.devices[size_t(b)].kind == DeviceKind::Mpc;
-    if (mpcA != mpcB) {
+    bool secretA = stdlib::isSecret(m.devices[size_t(a)]);
+    bool secretB = stdlib::isSecret(m.devices[size_t(b)]);
+    if (secretA != secretB) {
       diags.error("E0204", m.devices[size_t(a)].loc,
                   "--device-map " + from + "=" + to +
-                      ": an mpc device and a non-mpc device cannot stand for each other");
+                      ": a secret-sharing device and a public one cannot stand for each other");
       continue;
     }
     target[size_t(a)] = b;
@@ -123,11 +149,10 @@ bool DeviceSet::open(const Module &m, const DeviceOptions &opts, const mdl_devic
     return false;
 
   std::set<int> used = usedDevices(m);
-  std::vector<std::pair<std::string, std::string>> fellBack; // device, why
-  std::string pluginProblem;
-  const mdl_device_interface *hip = nullptr;
-  bool triedPlugin = false;
+  std::map<std::pair<std::string, std::string>, std::string> fellBack; // (kind, why) -> devices
   std::map<int, std::shared_ptr<DeviceRuntime>> byTarget;
+  const stdlib::DeviceKindInfo *hostKind = stdlib::hostDeviceKind();
+  DeviceBackend *host = hostKind ? deviceBackend(hostKind->name) : nullptr;
   for (int d : used) {
     int t = target[size_t(d)];
     if (auto it = byTarget.find(t); it != byTarget.end()) {
@@ -135,74 +160,53 @@ bool DeviceSet::open(const Module &m, const DeviceOptions &opts, const mdl_devic
       continue;
     }
     const Device &dev = m.devices[size_t(t)];
+    DeviceBackend *backend = deviceBackend(dev.kind);
     auto rt = std::make_shared<DeviceRuntime>();
     const char *err = nullptr;
-    switch (dev.kind) {
-    case DeviceKind::Cpu:
-      rt->iface = cpu;
-      rt->dev = cpu->open(0, int(dev.intArg("threads", 0)), &err);
-      rt->description = dev.name + ": " + cpu->describe(rt->dev);
-      break;
-    case DeviceKind::Hip: {
-      if (!triedPlugin) {
-        triedPlugin = true;
-        std::string path = opts.hipPlugin;
-        if (path.empty())
-          if (const char *env = std::getenv("MDL_HIP_PLUGIN"))
-            path = env;
-        if (path.empty())
-          path = libraryPath("libmdl_hip.so");
-        pluginHandle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!pluginHandle_) {
-          const char *e = dlerror();
-          pluginProblem = "no HIP runtime plugin (" + std::string(e ? e : path) + ")";
-        } else {
-          auto fn = reinterpret_cast<mdl_device_plugin_fn>(
-              dlsym(pluginHandle_, MDL_DEVICE_PLUGIN_SYMBOL));
-          hip = fn ? fn() : nullptr;
-          if (!hip || hip->abi_version != MDL_DEVICE_ABI_VERSION) {
-            pluginProblem = path + " is not an mdl device plugin of ABI version " +
-                            std::to_string(MDL_DEVICE_ABI_VERSION);
-            hip = nullptr;
-          }
-        }
+    RuntimeChoice choice = backend ? backend->runtime() : RuntimeChoice{};
+    if (!backend)
+      choice.problem = "no backend for device kind '" + dev.kind + "'";
+    if (choice.iface) {
+      rt->dev = openOn(choice.iface, dev, &err);
+      if (rt->dev) {
+        rt->iface = choice.iface;
+        rt->backend = backend;
+        rt->description = dev.name + ": " + choice.iface->describe(rt->dev);
+      } else {
+        choice.problem = declared(dev) + " is not available (" +
+                         std::string(err ? err : "unknown error") + ")";
       }
-      int ordinal = int(dev.intArg("ordinal", 0));
-      if (hip) {
-        rt->dev = hip->open(ordinal, 0, &err);
-        if (rt->dev) {
-          rt->iface = hip;
-          rt->description = dev.name + ": " + hip->describe(rt->dev);
-          break;
-        }
-      }
-      std::string why = hip ? "GPU " + std::to_string(ordinal) + " is not available (" +
-                                  std::string(err ? err : "unknown error") + ")"
-                            : pluginProblem;
-      if (opts.fallbackError) {
-        auto &diag = diags.error("E0403", dev.loc,
-                                 "device '" + dev.name + "' (hip(" + std::to_string(ordinal) +
-                                     ")) is unavailable: " + why);
-        diag.notes.push_back({{}, "without --fallback=error, hip devices run on the CPU"});
+    }
+    if (!rt->dev) {
+      if (choice.absent && !(backend && backend->fallsBackToHost())) {
+        auto &diag = diags.error("E0406", firstUse(m, d),
+                                 "'" + m.devices[size_t(d)].name + "' is a device of kind " + dev.kind +
+                                     ", and this build has no runtime for it: " +
+                                     choice.problem);
+        diag.notes.push_back({m.devices[size_t(d)].loc, "the device is declared here"});
+        diag.notes.push_back({{}, "nothing was run, and nothing is ever run in its place; "
+                                  "`mdl check` still checks the program"});
         continue;
       }
-      rt->iface = cpu;
-      rt->dev = cpu->open(0, 0, &err);
+      if (opts.fallbackError || !backend || !backend->fallsBackToHost() || !host) {
+        auto &diag = diags.error("E0403", dev.loc,
+                                 "device '" + dev.name + "' (" + declared(dev) +
+                                     ") is unavailable: " + choice.problem);
+        if (backend && backend->fallsBackToHost())
+          diag.notes.push_back({{}, "without --fallback=error, " + dev.kind +
+                                        " devices run on the CPU"});
+        continue;
+      }
+      RuntimeChoice hostRuntime = host->runtime();
+      Device hostDev;
+      hostDev.kind = hostKind->name;
+      rt->dev = hostRuntime.iface ? openOn(hostRuntime.iface, hostDev, &err) : nullptr;
+      rt->iface = hostRuntime.iface;
+      rt->backend = host;
       rt->fallback = true;
-      rt->description = dev.name + ": hip(" + std::to_string(ordinal) + ") on the CPU (fallback)";
-      fellBack.push_back({dev.name, why});
-      break;
-    }
-    case DeviceKind::Mpc: {
-      auto &diag = diags.error("E0406", firstUse(m, d),
-                               "'" + m.devices[size_t(d)].name +
-                                   "' is an mpc device, and this build has no MPC runtime: "
-                                   "secret-shared execution is not available");
-      diag.notes.push_back({m.devices[size_t(d)].loc, "the mpc device is declared here"});
-      diag.notes.push_back({{}, "nothing was run, and nothing is ever run in plaintext in its "
-                                "place; `mdl check` still checks the program"});
-      continue;
-    }
+      rt->description = dev.name + ": " + declared(dev) + " on the CPU (fallback)";
+      std::string &names = fellBack[{dev.kind, choice.problem}];
+      names += (names.empty() ? "" : ", ") + dev.name;
     }
     if (!rt->dev) {
       diags.error("E0403", dev.loc, "device '" + dev.name + "' could not be opened: " +
@@ -213,18 +217,15 @@ bool DeviceSet::open(const Module &m, const DeviceOptions &opts, const mdl_devic
     byTarget[t] = rt;
     runtimes_[size_t(d)] = rt;
   }
-  // One note for all the devices that fell back, grouped by reason; a
+  // One note for all the devices that fell back, grouped by kind and reason; a
   // diagnostic like every other message, so --diagnostics=json has it too.
-  std::map<std::string, std::string> byReason;
-  for (auto &[name, why] : fellBack)
-    byReason[why] += (byReason[why].empty() ? "" : ", ") + name;
-  for (auto &[why, list] : byReason) {
+  for (auto &[kindWhy, list] : fellBack) {
     bool one = list.find(',') == std::string::npos;
     Location loc;
     loc.file = m.devices.empty() ? 0 : m.devices.front().loc.file;
     diags.note("N0803", loc,
-               why + "; hip device" + (one ? " " : "s ") + list + " run" + (one ? "s" : "") +
-                   " on the CPU (--fallback=error refuses instead)");
+               kindWhy.second + "; " + kindWhy.first + " device" + (one ? " " : "s ") + list +
+                   " run" + (one ? "s" : "") + " on the CPU (--fallback=error refuses instead)");
   }
   diags.flush(); // before anything runs and prints
   return diags.errorCount() == before;

@@ -1,19 +1,19 @@
-// Opening the run-time devices of a program.
+// Opening the run-time devices of a placed program.
 //
-// Each declared device that the placed program uses gets a runtime: `cpu`
-// devices the CPU interface, `hip` devices the HIP plugin (libmdl_hip.so,
-// loaded at run time so `mdl` runs on machines without a GPU) or, when no
-// GPU runtime is present, the CPU with one note (N0803; an error, E0403,
-// under --fallback=error). `mpc` devices have no runtime in this build
-// (E0406). `--device-map A=B` runs device A on B's runtime.
+// Each declared device that the program uses gets the runtime of its kind
+// (DeviceBackend::runtime): the CPU's own, a GPU runtime loaded with dlopen
+// (so `mdl` runs on machines without one), or, for a kind that falls back
+// to the host when its runtime is unavailable, the host kind's runtime,
+// with one note (N0803; E0403 under --fallback=error). A kind with no
+// runtime in this build is refused (E0406). `--device-map A=B` runs device
+// A on B's runtime.
 #pragma once
 
-#include "backend/runtime/DeviceInterface.h"
+#include "backend/runtime/DeviceBackend.h"
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 
 #include <memory>
-#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,14 +32,17 @@ std::string libraryPath(const std::string &file);
 struct DeviceOptions {
   bool fallbackError = false;                                // --fallback=error
   std::vector<std::pair<std::string, std::string>> deviceMap; // --device-map A=B
-  std::string hipPlugin; // path of the HIP plugin; empty: $MDL_HIP_PLUGIN, then beside mdl
 };
 
 /// One opened device.
 struct DeviceRuntime {
   const mdl_device_interface *iface = nullptr;
   mdl_device *dev = nullptr;
-  std::string description; // "gpu0: hip(0) on CPU (fallback)"
+  /// The kind whose compile-time half makes the artifacts this runtime
+  /// runs: the device's own kind, or the host kind it fell back to (or was
+  /// mapped onto).
+  DeviceBackend *backend = nullptr;
+  std::string description; // "gpu0: hip(0) on the CPU (fallback)"
   bool fallback = false;
 };
 
@@ -50,12 +53,8 @@ public:
   DeviceSet &operator=(const DeviceSet &) = delete;
   ~DeviceSet();
 
-  /// Opens the devices `m` uses. `cpu` is the CPU device interface (passed
-  /// in by the tool, which registers backends explicitly). A device that
-  /// falls back to the CPU is reported as a note (N0803). Returns false
-  /// after reporting errors.
-  bool open(const ir::Module &m, const DeviceOptions &opts, const mdl_device_interface *cpu,
-            ir::DiagnosticEngine &diags);
+  /// Opens the devices `m` uses. Returns false after reporting errors.
+  bool open(const ir::Module &m, const DeviceOptions &opts, ir::DiagnosticEngine &diags);
 
   /// The runtime of module device `d` (after --device-map).
   DeviceRuntime &runtime(int d) { return *runtimes_.at(size_t(d)); }
@@ -64,7 +63,6 @@ public:
 private:
   std::vector<std::shared_ptr<DeviceRuntime>> runtimes_;
   std::vector<std::shared_ptr<DeviceRuntime>> owned_;
-  void *pluginHandle_ = nullptr;
 };
 
 /// Parses `A=B` device-map entries; false with `error` on a malformed one.

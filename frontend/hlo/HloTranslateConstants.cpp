@@ -5,6 +5,7 @@
 // that names the unsupported constructs of instructions that are never
 // translated.
 #include "frontend/hlo/HloTranslator.h"
+#include "stdlib/Registry.h"
 
 namespace mdl::frontend::hlo {
 

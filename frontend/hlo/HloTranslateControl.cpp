@@ -10,6 +10,7 @@
 // Of custom-calls only the annotations that are identities (`Sharding`,
 // `SPMDFullToShardShape`, `SPMDShardToFullShape`) are supported.
 #include "frontend/hlo/HloOpContext.h"
+#include "stdlib/Registry.h"
 
 namespace mdl::frontend::hlo {
 

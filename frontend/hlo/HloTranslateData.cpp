@@ -8,6 +8,7 @@
 // a reshape that inserts the new unit dimensions, and broadcast_to. `reverse`
 // is a slice with step -1, as `x[::-1]` is in mdl.
 #include "frontend/hlo/HloOpContext.h"
+#include "stdlib/Registry.h"
 
 #include <algorithm>
 #include <numeric>

@@ -9,6 +9,7 @@
 // `convert(..., from_unsigned = true)`), and HLO's integer division and
 // remainder, which truncate, become `div_trunc` and `rem`.
 #include "frontend/hlo/HloOpContext.h"
+#include "stdlib/Registry.h"
 
 #include <map>
 #include <set>
@@ -151,7 +152,7 @@ struct Elementwise : OpCtx {
       return poison();
     DType d = a->type.dtype;
     bool isBool = d == DType::Bool, isInt = isInteger(d), uns = unsignedOperand(0);
-    auto flag = [&](bool v) { return std::vector<NamedAttr>{{"unsigned", Attribute::boolean(v)}}; };
+    auto flag = [&](bool v) { return std::vector<NamedAttr>{{"is_unsigned", Attribute::boolean(v)}}; };
     if (op == "add")
       return done(t.emit1(isBool ? OpKind::Or : OpKind::Add, {a, b}, {}, *rt));
     if (op == "subtract") {

@@ -9,6 +9,7 @@
 // (HloRecognize.cpp) become attributes; others become functions named by a
 // symbol attribute (`to_apply = @region_0`).
 #include "frontend/hlo/HloOpContext.h"
+#include "stdlib/Registry.h"
 
 namespace mdl::frontend::hlo {
 

@@ -2,6 +2,7 @@
 // constants, placement hints, and the emission helpers the per-opcode
 // translation (HloTranslateOps.cpp) is built on.
 #include "frontend/hlo/HloTranslator.h"
+#include "stdlib/DeviceKinds.h"
 
 #include "frontend/hlo/HloAttrs.h"
 #include "frontend/hlo/Names.h"
@@ -166,10 +167,17 @@ int Translator::deviceFor(int64_t ordinal) {
   int d = m.findDevice(name);
   if (d >= 0)
     return d;
+  // XLA's device N becomes device N of the first kind with an ordinal (a
+  // GPU kind), its other arguments at their defaults.
+  const stdlib::DeviceKindInfo *kind = stdlib::acceleratorDeviceKind();
   Device g;
   g.name = name;
-  g.kind = DeviceKind::Hip;
-  g.args.push_back({"ordinal", Attribute::integer(ordinal)});
+  g.kind = kind ? kind->name : "";
+  for (const stdlib::ParamSpec &p : kind ? kind->args : std::vector<stdlib::ParamSpec>{})
+    if (p.name == kind->ordinalArg)
+      g.args.push_back({p.name, Attribute::integer(ordinal)});
+    else if (p.dflt)
+      g.args.push_back({p.name, *p.dflt});
   g.loc = loc_;
   m.devices.push_back(g);
   return int(m.devices.size()) - 1;
@@ -458,10 +466,14 @@ HVal Translator::translateComputation(const HloComputation &c, const std::vector
 std::unique_ptr<Module> Translator::run() {
   module_ = std::make_unique<Module>();
   // Like an mdl program that declares no device: an implicit `host = cpu()`.
+  const stdlib::DeviceKindInfo *hostKind = stdlib::hostDeviceKind();
   Device host;
   host.name = "host";
-  host.kind = DeviceKind::Cpu;
+  host.kind = hostKind ? hostKind->name : "";
   host.implicit = true;
+  for (const stdlib::ParamSpec &p : hostKind ? hostKind->args : std::vector<stdlib::ParamSpec>{})
+    if (p.dflt)
+      host.args.push_back({p.name, *p.dflt});
   module_->devices.push_back(host);
   std::set<std::string> seen;
   for (const HloComputation &c : m_.computations) {

@@ -105,9 +105,14 @@ public:
       if (d.implicit)
         continue;
       any = true;
-      os << "device " << d.name << " = " << deviceKindName(d.kind) << "(";
-      if (d.kind == DeviceKind::Hip)
-        os << d.intArg("ordinal", 0);
+      // Every argument by keyword, as the kind's descriptor orders them.
+      os << "device " << d.name << " = " << d.kind << "(";
+      for (size_t i = 0; i < d.args.size(); ++i) {
+        const Attribute &v = d.args[i].value;
+        os << (i ? ", " : "") << d.args[i].name << " = "
+           << (v.kind() == Attribute::Kind::String ? "\"" + v.asString() + "\""
+                                                    : std::to_string(v.asInt()));
+      }
       os << ")\n";
     }
     if (any)

@@ -2,6 +2,7 @@
 #include "frontend/hlo/Names.h"
 
 #include "ir/Type.h"
+#include "stdlib/DeviceKinds.h"
 #include "stdlib/Registry.h"
 
 namespace mdl::frontend::hlo {
@@ -13,8 +14,9 @@ bool reserved(const std::string &s) {
       "import", "device", "param",  "const", "fn",    "let",  "return", "on",
       "if",     "else",   "for",    "while", "in",    "carry", "yield", "true",
       "false",  "load",   "zeros",  "ones",  "fill",  "random_normal", "random_uniform",
-      "main",   "cpu",    "hip",    "mpc"};
-  return words.count(s) || ir::parseDType(s).has_value() || stdlib::lookupCallable(s) != nullptr;
+      "main"};
+  return words.count(s) || ir::parseDType(s).has_value() || stdlib::lookupCallable(s) != nullptr ||
+         stdlib::findDeviceKind(s) != nullptr;
 }
 
 } // namespace

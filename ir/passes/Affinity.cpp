@@ -21,6 +21,7 @@
 // Nothing iterates to a fixed point: each instance is walked once, and
 // instances are memoized, so the pass is linear in the placed program.
 #include "ir/passes/Affinity.h"
+#include "stdlib/DeviceKinds.h"
 #include "stdlib/Registry.h"
 
 #include <algorithm>
@@ -34,14 +35,22 @@ namespace mdl::passes {
 
 using namespace ir;
 
-bool isOrchestration(OpKind k) {
-  switch (k) {
-  case OpKind::Call: case OpKind::If: case OpKind::For: case OpKind::While:
-  case OpKind::Yield: case OpKind::Return: case OpKind::Print: case OpKind::Segment:
-    return true;
-  default:
-    return false;
-  }
+Diagnostic *checkSupported(const Module &m, const Operation &op, int d, DiagnosticEngine &diags,
+                           const std::string &where) {
+  const stdlib::DeviceKindInfo &kind = stdlib::kindOf(m.devices[size_t(d)]);
+  if (kind.supports && kind.supports(op.kind))
+    return nullptr;
+  auto &diag = diags.error("E0303", op.loc,
+                           std::string("'") + opName(op.kind) + "' is not implemented for " +
+                               kind.name + " devices ('" + m.devices[size_t(d)].name + "')" +
+                               where);
+  std::string list;
+  for (const std::string &n : stdlib::supportedCallNames(kind))
+    list += (list.empty() ? "" : ", ") + n;
+  diag.notes.push_back({{}, kind.name + " devices implement: " +
+                                (list.empty() ? std::string("no named operations") : list) +
+                                " (and the operators of those)"});
+  return &diag;
 }
 
 namespace {
@@ -76,7 +85,7 @@ public:
     if (const Function *e = in_.findFunction(opts_.entry))
       roots.push_back(e);
     else
-      roots = uncalledFunctions(in_);
+      roots = stdlib::uncalledFunctions(in_);
     for (const Function *f : roots) {
       std::vector<int> args(f->body->args.size(), in_.defaultDevice());
       instantiate(*f, args, kFloat, true);
@@ -94,7 +103,7 @@ private:
     static const std::string none = "<floating>";
     return d >= 0 ? in_.devices[d].name : none;
   }
-  bool isMpc(int d) const { return d >= 0 && in_.devices[d].kind == DeviceKind::Mpc; }
+  bool isMpc(int d) const { return d >= 0 && stdlib::isSecret(in_.devices[size_t(d)]); }
   int home(int ctx) const { return ctx >= 0 ? ctx : in_.defaultDevice(); }
 
   void setDevice(Value *v, int d) {
@@ -151,13 +160,8 @@ private:
     I->ctx = ctx;
     I->entry = entry;
     instances_[f.name].push_back(I);
-    auto fn = std::make_unique<Function>();
-    fn->name = f.name;
-    fn->symbols = f.symbols;
-    fn->resultTypes = f.resultTypes;
-    fn->argNames = f.argNames;
-    fn->loc = f.loc;
-    fn->attrs = f.attrs;
+    std::unique_ptr<Function> fn = f.cloneHeader();
+    fn->resultDevices.clear(); // decided by this instance's walk
     I->fn = fn.get();
     ValueMap map;
     for (size_t i = 0; i < f.body->args.size(); ++i) {
@@ -253,20 +257,13 @@ private:
   }
 
   bool supported(const Operation &op, int d) {
-    const stdlib::OpInfo &info = stdlib::opInfo(op.kind);
-    unsigned need = in_.devices[d].kind == DeviceKind::Cpu   ? stdlib::kCpu
-                    : in_.devices[d].kind == DeviceKind::Hip ? stdlib::kHip
-                                                             : stdlib::kMpc;
-    if (info.devices & need)
+    Diagnostic *diag = checkSupported(in_, op, d, diags_);
+    if (!diag)
       return true;
-    auto &diag = diags_.error("E0303", op.loc,
-                              std::string("'") + opName(op.kind) + "' is not implemented for " +
-                                  deviceKindName(in_.devices[d].kind) + " devices ('" +
-                                  devName(d) + "')");
-    diag.notes.push_back({{}, "place it on another device (`on DEV`) and move the data with "
-                              "to(x, DEV)" +
-                                  std::string(isMpc(d) ? " or reveal(x)" : "")});
-    addCallContext(diag);
+    diag->notes.push_back({{}, "place it on another device (`on DEV`) and move the data with "
+                               "to(x, DEV)" +
+                                   std::string(isMpc(d) ? " or reveal(x)" : "")});
+    addCallContext(*diag);
     return false;
   }
 
@@ -275,7 +272,7 @@ private:
   /// Device of the value a loop body yields at position i, when the body
   /// places it explicitly (a look at one operation, not an iteration).
   int yieldedPlacement(const Region &body, size_t i) {
-    const Operation *y = body.terminator();
+    const Operation *y = stdlib::terminatorOf(body);
     if (!y || i >= y->operands.size() || !y->operands[i]->def)
       return kFloat;
     const Operation *def = y->operands[i]->def;
@@ -526,7 +523,7 @@ private:
     Region *r0 = n.addRegion(), *r1 = n.addRegion();
     copyRegion(*op.regions[0], *r0, map, ctx);
     copyRegion(*op.regions[1], *r1, map, ctx);
-    Operation *y0 = r0->terminator(), *y1 = r1->terminator();
+    Operation *y0 = stdlib::terminatorOf(*r0), *y1 = stdlib::terminatorOf(*r1);
     for (size_t i = 0; i < n.results.size(); ++i) {
       Value *a = y0->operands[i], *b = y1->operands[i];
       int d;
@@ -584,13 +581,13 @@ private:
       Region *cond = n.addRegion();
       bindArgs(*op.regions[0], *cond);
       copyRegion(*op.regions[0], *cond, map, ctx);
-      if (Operation *y = cond->terminator(); y && !y->operands.empty())
+      if (Operation *y = stdlib::terminatorOf(*cond); y && !y->operands.empty())
         consumeOnHost(y->operands[0], *y, "a 'while' condition");
     }
     Region *body = n.addRegion();
     bindArgs(srcBody, *body);
     copyRegion(srcBody, *body, map, ctx);
-    Operation *y = body->terminator();
+    Operation *y = stdlib::terminatorOf(*body);
     for (size_t i = 0; y && i < y->operands.size() && i < carried.size(); ++i) {
       Value *v = y->operands[i];
       if (v->device >= 0 && v->device != carried[i]) {

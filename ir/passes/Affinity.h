@@ -35,7 +35,11 @@ struct AffinityOptions {
 std::unique_ptr<ir::Module> affinity(const ir::Module &m, const AffinityOptions &opts,
                                      ir::DiagnosticEngine &diags);
 
-/// True for operations that run on the host as orchestration (no device).
-bool isOrchestration(ir::OpKind k);
+/// Reports E0303 when device `d` of `m` does not implement `op` (its
+/// kind's compile-time half answers), listing the operations the kind does
+/// implement and ending the message with `where`. Returns the diagnostic
+/// (for more notes), or null when the device implements it.
+ir::Diagnostic *checkSupported(const ir::Module &m, const ir::Operation &op, int d,
+                               ir::DiagnosticEngine &diags, const std::string &where = "");
 
 } // namespace mdl::passes

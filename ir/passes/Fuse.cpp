@@ -11,6 +11,7 @@
 //    of its last member, everything else keeping its relative order; then
 //    constant-like operations that nothing reads any more are dropped.
 #include "ir/passes/Fuse.h"
+#include "stdlib/Registry.h"
 #include "ir/passes/FusionDomain.h"
 
 #include <algorithm>
@@ -327,7 +328,7 @@ void unfuse(Region &r) {
     ValueMap args;
     for (size_t i = 0; i < fr.args.size(); ++i)
       args[fr.args[i].get()] = op->operands[i];
-    Operation *y = fr.terminator();
+    Operation *y = stdlib::terminatorOf(fr);
     for (auto &inner : fr.ops) {
       if (inner.get() == y)
         break;

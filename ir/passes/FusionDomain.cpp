@@ -8,6 +8,7 @@
 // 4. Each output has shape D, is a row value spanning the outer axes, or is
 //    a reduction result without kept dimensions (shape = the outer axes).
 #include "ir/passes/FusionDomain.h"
+#include "stdlib/Registry.h"
 
 #include <algorithm>
 
@@ -29,10 +30,7 @@ bool typesSupported(const Operation &op) {
   return true;
 }
 
-bool isReduction(OpKind k) {
-  return k == OpKind::Sum || k == OpKind::Mean || k == OpKind::ReduceMax ||
-         k == OpKind::ReduceMin;
-}
+bool isReduction(OpKind k) { return stdlib::isRowReduction(k); }
 
 std::vector<int64_t> sizesOf(const TensorType &t) { return t.sizes(); }
 
@@ -63,39 +61,15 @@ std::vector<int64_t> alignShape(const std::vector<int64_t> &s, size_t rank) {
 bool isFusible(const Operation &op) {
   if (op.device < 0 || op.results.size() != 1 || !typesSupported(op))
     return false;
-  DType t = op.results[0]->type.dtype;
-  switch (op.kind) {
-  case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Mod:
-  case OpKind::Maximum: case OpKind::Minimum:
-  case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le: case OpKind::Gt:
-  case OpKind::Ge: case OpKind::And: case OpKind::Or: case OpKind::Not:
-  case OpKind::Neg: case OpKind::Abs: case OpKind::Relu: case OpKind::Floor: case OpKind::Ceil:
-  case OpKind::Sign: case OpKind::Clip: case OpKind::Select: case OpKind::Cast:
-    return true;
-  case OpKind::Pow: // integer powers loop: left to the kernel
-  case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt: case OpKind::Rsqrt: case OpKind::Tanh:
-  case OpKind::Sigmoid: case OpKind::Gelu: case OpKind::Sin: case OpKind::Cos:
-    return isFloat(t);
-  case OpKind::Sum: case OpKind::ReduceMax: case OpKind::ReduceMin:
-    return t != DType::Bool;
-  case OpKind::Mean:
-    return isFloat(t);
-  default:
-    return false;
-  }
+  return stdlib::isFusibleKind(op.kind, op.results[0]->type.dtype);
 }
 
 bool isFusionLeaf(const Operation &op) {
-  if (op.device < 0 || op.results.size() != 1 || !typesSupported(op))
+  if (op.device < 0 || op.results.size() != 1 || !typesSupported(op) ||
+      !stdlib::hasTrait(op.kind, stdlib::trait::FusionLeaf))
     return false;
-  switch (op.kind) {
-  case OpKind::Constant:
-    return op.results[0]->type.numElements() <= 4096;
-  case OpKind::Zeros: case OpKind::Ones: case OpKind::Full: case OpKind::Arange:
-    return true;
-  default:
-    return false;
-  }
+  // A constant is copied into the loop only while it is small.
+  return op.kind != OpKind::Constant || op.results[0]->type.numElements() <= 4096;
 }
 
 std::optional<FusionDomain> analyzeFusion(const std::vector<const Operation *> &members,
@@ -186,7 +160,7 @@ std::optional<FusionDomain> fusionDomain(const Operation &fusion) {
     if (op->kind != OpKind::Yield && !isFusionLeaf(*op))
       members.push_back(op.get());
   std::vector<const Value *> outputs;
-  if (const Operation *y = r.terminator())
+  if (const Operation *y = stdlib::terminatorOf(r))
     for (Value *v : y->operands)
       outputs.push_back(v);
   return analyzeFusion(members, outputs);

@@ -29,14 +29,15 @@ struct FusionDomain {
   bool hasReductions = false;
 };
 
-/// Operations a generated loop computes per element: element-wise
-/// arithmetic, comparisons, logic, clip, select, cast, and sum / mean / max /
-/// min over trailing axes, on bool, i8, u8, i32, i64, f32 and f64.
+/// Operations a generated loop computes per element: those the operation
+/// table marks fusible for their result's element type (element-wise
+/// arithmetic, comparisons, logic, clip, select, cast, and sum / mean / max
+/// / min over trailing axes), on bool, i8, u8, i32, i64, f32 and f64.
 bool isFusible(const ir::Operation &op);
 
-/// Constant-like operations that a cluster copies into itself instead of
-/// reading them from memory: scalar and small dense constants, zeros, ones,
-/// full, arange.
+/// Constant-like operations (the table's FusionLeaf trait) that a cluster
+/// copies into itself instead of reading them from memory: scalar and small
+/// dense constants, zeros, ones, full, arange.
 bool isFusionLeaf(const ir::Operation &op);
 
 /// The domain of the cluster made of `members` (fusible operations in

@@ -10,6 +10,7 @@
 // copy at the definition makes it dominate all later uses.
 #include "ir/passes/InsertTransfers.h"
 #include "ir/passes/Affinity.h"
+#include "stdlib/DeviceKinds.h"
 #include "stdlib/Registry.h"
 
 #include <map>
@@ -19,10 +20,6 @@
 namespace mdl::passes {
 
 using namespace ir;
-
-bool isTransfer(OpKind k) {
-  return k == OpKind::Transfer || k == OpKind::To || k == OpKind::Reveal;
-}
 
 namespace {
 
@@ -50,7 +47,7 @@ private:
   // Floating: computations and reveals that affinity left without a
   // device; they are replaced by copies on their consumers' devices.
   bool isFloatingComputation(const Operation &op) const {
-    return op.device < 0 && !isOrchestration(op.kind) && op.kind != OpKind::Transfer &&
+    return op.device < 0 && !stdlib::isOrchestration(op.kind) && op.kind != OpKind::Transfer &&
            op.kind != OpKind::To;
   }
 
@@ -72,7 +69,7 @@ private:
     op->placement = PlacementKind::Inferred;
     Value *r = op->addResult(v->type);
     r->device = d;
-    r->secret = m_.devices[d].kind == DeviceKind::Mpc;
+    r->secret = stdlib::isSecret(m_.devices[size_t(d)]);
     pendAfter(v, std::move(op));
     return r;
   }
@@ -134,17 +131,11 @@ private:
   }
 
   bool supportedOn(const Operation &op, int d) {
-    unsigned need = m_.devices[d].kind == DeviceKind::Cpu   ? stdlib::kCpu
-                    : m_.devices[d].kind == DeviceKind::Hip ? stdlib::kHip
-                                                            : stdlib::kMpc;
-    if (stdlib::opInfo(op.kind).devices & need)
+    Diagnostic *diag = checkSupported(m_, op, d, diags_, ", where its result is needed");
+    if (!diag)
       return true;
-    diags_.error("E0303", op.loc,
-                 std::string("'") + opName(op.kind) + "' is not implemented for " +
-                     deviceKindName(m_.devices[d].kind) + " devices ('" + m_.devices[d].name +
-                     "'), where its result is needed")
-        .notes.push_back({{}, "compute it on another device and move the result with to(x, " +
-                                  m_.devices[d].name + ")"});
+    diag->notes.push_back({{}, "compute it on another device and move the result with to(x, " +
+                                   m_.devices[size_t(d)].name + ")"});
     return false;
   }
 
@@ -229,7 +220,7 @@ private:
       }
       out->device = d;
     }
-    out->secret = m_.devices[d].kind == DeviceKind::Mpc;
+    out->secret = stdlib::isSecret(m_.devices[size_t(d)]);
     memo_[key] = out;
     return out;
   }

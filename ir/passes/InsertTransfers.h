@@ -22,7 +22,4 @@ namespace mdl::passes {
 /// device kind that does not implement it).
 bool insertTransfers(ir::Module &m, ir::DiagnosticEngine &diags);
 
-/// True for operations that move data between devices.
-bool isTransfer(ir::OpKind k);
-
 } // namespace mdl::passes

@@ -33,7 +33,7 @@ bool appliesFunction(const Operation &op) {
 }
 
 bool isDeviceOp(const Operation &op) {
-  return op.device >= 0 && !isOrchestration(op.kind) && !isTransfer(op.kind) &&
+  return op.device >= 0 && !stdlib::isOrchestration(op.kind) && !stdlib::isTransfer(op.kind) &&
          op.kind != OpKind::Global && !appliesFunction(op);
 }
 

@@ -10,7 +10,9 @@
 // 3. Globals read on two or more devices are the replicated constants.
 // 4. The IR size is the size of the printed partitioned module.
 #include "ir/passes/PlacementSummary.h"
-#include "ir/Printer.h"
+#include "stdlib/DeviceKinds.h"
+#include "stdlib/Registry.h"
+#include "ir/text/Printer.h"
 #include "ir/passes/InsertTransfers.h"
 
 #include <iomanip>
@@ -46,7 +48,7 @@ public:
     for (const Device &d : m_.devices) {
       DeviceRecord r;
       r.name = d.name;
-      r.kind = deviceKindName(d.kind);
+      r.kind = d.kind;
       s.devices.push_back(r);
     }
     std::map<std::string, std::set<int>> readsOn;
@@ -104,7 +106,7 @@ private:
   void region(const Region &r, const std::string &ctx, std::vector<TransferRecord> &out,
               int depth) {
     for (auto &op : r.ops) {
-      if (isTransfer(op->kind)) {
+      if (stdlib::isTransfer(op->kind)) {
         TransferRecord t;
         const Value *src = op->operands[0];
         bool hostScalar = op->kind == OpKind::Transfer && !op->attr("from");
@@ -152,10 +154,10 @@ private:
   /// placement rule 8): each one computed on a device with memory of its
   /// own is copied there when the call returns.
   void resultTransfers(const Function &f, std::vector<TransferRecord> &out) {
-    const Operation *ret = f.body->terminator();
+    const Operation *ret = stdlib::terminatorOf(*f.body);
     for (size_t i = 0; i < f.resultDevices.size() && i < f.resultTypes.size(); ++i) {
       int d = f.resultDevices[i];
-      if (d < 0 || m_.devices[size_t(d)].kind == DeviceKind::Cpu)
+      if (d < 0 || stdlib::isHostMemory(m_.devices[size_t(d)]))
         continue;
       TransferRecord t;
       t.from = m_.devices[size_t(d)].name;

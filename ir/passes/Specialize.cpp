@@ -123,7 +123,7 @@ public:
       if (in_.findFunction("main")) {
         entries.push_back("main");
       } else {
-        for (const Function *f : uncalledFunctions(in_))
+        for (const Function *f : stdlib::uncalledFunctions(in_))
           entries.push_back(f->name);
       }
     }
@@ -198,7 +198,7 @@ private:
     if (I->ok && returned.size() == declared.size())
       for (size_t i = 0; i < declared.size(); ++i) {
         if (!typesCompatible(returned[i], declared[i])) {
-          const Operation *ret = g.body->terminator();
+          const Operation *ret = stdlib::terminatorOf(*g.body);
           error("E0209", ret ? ret->loc : g.loc,
                 "'" + g.name + "' returns " + returned[i].str() + " but declares " +
                     declared[i].str());

@@ -95,7 +95,7 @@ private:
         added.push_back(res.get());
       }
     }
-    const Operation *term = r.terminator();
+    const Operation *term = stdlib::terminatorOf(r);
     OpKind want = isFunction ? OpKind::Return : OpKind::Yield;
     if (!term || term->kind != want) {
       fail(r.parent ? r.parent->loc : Location{},

@@ -1,27 +1,37 @@
-// A device plugin for tests: a pretend two-GPU "hip" device that keeps its
-// memory scrambled (every byte XOR 0x5A), so the host program can only read
-// it through copy_out. It runs segments on the CPU device underneath and
-// reports, when closed, how many segments it ran and how many bytes moved.
-// Loaded like the real HIP plugin: MDL_HIP_PLUGIN=path/to/this.so.
+// A device kind added from outside mdl: the worked example of the plug-in
+// contract (backend/runtime/DeviceBackend.h), and a test of it. The kind is
+// `testgpu`: pretend GPUs numbered by ordinal (0 and 1 exist), whose memory
+// is scrambled (every byte XOR 0x5A), so the host program can only read it
+// through copy_out. Its compile-time half implements the core operations
+// (not the HLO dialect) and compiles a segment into a kernel program; its
+// run-time half unscrambles the inputs, runs the program on the CPU kernels
+// and scrambles the outputs, and reports, when a device is closed, how many
+// segments it ran and how many bytes moved.
+//
+//   mdl --device-plugin libmdl_test_device_plugin.so run program.mdl
+//
+// Everything a kind needs is here: one registration function, the
+// descriptor, the two halves. It is built as a shared library that calls
+// into the mdl executable (registerDeviceBackend, the kernel programs).
 #include "backend/cpu/CpuDevice.h"
+#include "backend/runtime/DeviceBackend.h"
+#include "stdlib/Registry.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
-namespace {
-
-const mdl_device_interface *cpu() { return mdl::backend::cpu::cpuDeviceInterface(); }
-
-struct TestDevice {
-  mdl_device *inner;
-  int ordinal;
+struct mdl_device {
+  int ordinal = 0;
   long segments = 0, bytesIn = 0, bytesOut = 0;
   std::string description, error;
 };
 
-TestDevice *self(mdl_device *d) { return reinterpret_cast<TestDevice *>(d); }
+namespace {
+
+using namespace mdl;
 
 void scramble(void *p, uint64_t n) {
   auto *b = static_cast<unsigned char *>(p);
@@ -29,145 +39,135 @@ void scramble(void *p, uint64_t n) {
     b[i] ^= 0x5A;
 }
 
-mdl_device *openTest(int ordinal, int, const char **error) {
+uint64_t bytesOf(const mdl_buffer &b) {
+  uint64_t n = ir::dtypeSize(backend::dtypeOfAbi(b.dtype));
+  for (int32_t i = 0; i < b.rank; ++i)
+    n *= uint64_t(b.shape[i]);
+  return n;
+}
+
+// --- run-time half: the C ABI ---------------------------------------------
+
+mdl_device *openTest(const mdl_device_arg *args, uint32_t n, const char **error) {
+  int ordinal = 0;
+  for (uint32_t i = 0; i < n; ++i)
+    if (std::strcmp(args[i].name, "ordinal") == 0)
+      ordinal = int(args[i].int_value);
   if (ordinal > 1) {
     *error = "the test device has ordinals 0 and 1 only";
     return nullptr;
   }
-  auto *t = new TestDevice;
-  t->inner = cpu()->open(0, 0, error);
-  t->ordinal = ordinal;
-  t->description = "test GPU " + std::to_string(ordinal) + " (scrambled memory)";
-  return reinterpret_cast<mdl_device *>(t);
+  auto *d = new mdl_device;
+  d->ordinal = ordinal;
+  d->description = "test GPU " + std::to_string(ordinal) + " (scrambled memory)";
+  return d;
 }
 
 void closeTest(mdl_device *d) {
-  TestDevice *t = self(d);
-  std::fprintf(stderr, "test-device %d: %ld segments, %ld bytes in, %ld bytes out\n", t->ordinal,
-               t->segments, t->bytesIn, t->bytesOut);
-  cpu()->close(t->inner);
-  delete t;
+  std::fprintf(stderr, "test-device %d: %ld segments, %ld bytes in, %ld bytes out\n", d->ordinal,
+               d->segments, d->bytesIn, d->bytesOut);
+  delete d;
 }
 
-const char *describeTest(mdl_device *d) { return self(d)->description.c_str(); }
-void *allocTest(mdl_device *d, uint64_t n) { return cpu()->alloc(self(d)->inner, n); }
-void freeTest(mdl_device *d, void *p) { cpu()->release_memory(self(d)->inner, p); }
+const char *describeTest(mdl_device *d) { return d->description.c_str(); }
+void *allocTest(mdl_device *, uint64_t n) { return std::aligned_alloc(64, (n + 63) / 64 * 64 + 64); }
+void freeTest(mdl_device *, void *p) { std::free(p); }
 
-int copyInTest(mdl_device *d, void *dst, const void *src, uint64_t n) {
-  std::memcpy(dst, src, n);
-  scramble(dst, n);
-  self(d)->bytesIn += long(n);
+int copyInTest(mdl_device *d, const mdl_buffer *dst, const void *src) {
+  uint64_t n = bytesOf(*dst);
+  std::memcpy(dst->data, src, n);
+  scramble(dst->data, n);
+  d->bytesIn += long(n);
   return 0;
 }
 
-int copyOutTest(mdl_device *d, void *dst, const void *src, uint64_t n) {
-  std::memcpy(dst, src, n);
+int copyOutTest(mdl_device *d, void *dst, const mdl_buffer *src) {
+  uint64_t n = bytesOf(*src);
+  std::memcpy(dst, src->data, n);
   scramble(dst, n);
-  self(d)->bytesOut += long(n);
+  d->bytesOut += long(n);
   return 0;
 }
 
-struct TestSegment {
-  mdl_segment *inner;
-  std::vector<uint64_t> inBytes, outBytes;
-};
-
-// Reads "%N: TYPE" sizes from the segment's signature line.
-uint64_t bytesOfType(const std::string &t) {
-  uint64_t elem = t.rfind("f64", 0) == 0 || t.rfind("i64", 0) == 0   ? 8
-                  : t.rfind("f32", 0) == 0 || t.rfind("i32", 0) == 0 ? 4
-                  : t.rfind("f16", 0) == 0 || t.rfind("bf16", 0) == 0 ? 2
-                                                                        : 1;
-  uint64_t n = 1;
-  size_t lb = t.find('[');
-  if (lb != std::string::npos) {
-    size_t i = lb + 1;
-    while (i < t.size() && t[i] != ']') {
-      n *= std::strtoull(t.c_str() + i, nullptr, 10);
-      i = t.find_first_of(",]", i);
-      if (t[i] == ',')
-        i += 2;
-    }
-  }
-  return n * elem;
-}
-
-mdl_segment *prepareTest(mdl_device *d, const char *text) {
-  mdl_segment *inner = cpu()->prepare(self(d)->inner, text);
-  if (!inner) {
-    self(d)->error = cpu()->last_error(self(d)->inner);
+mdl_program *loadTest(mdl_device *d, const mdl_artifact *a) {
+  if (std::strcmp(a->format, backend::cpu::kKernelProgramFormat) != 0) {
+    d->error = std::string("the test device cannot run a '") + a->format + "' artifact";
     return nullptr;
   }
-  auto *s = new TestSegment{inner, {}, {}};
-  // func @segment(%0: f32[4, 8], ...) -> (f32[4, 8], ...)
-  std::string sig(text);
-  sig = sig.substr(sig.find("func @segment("));
-  sig = sig.substr(0, sig.find('{'));
-  std::string args = sig.substr(14, sig.find(") -> (") - 14);
-  std::string res = sig.substr(sig.find(") -> (") + 6);
-  auto split = [](const std::string &list, bool named, std::vector<uint64_t> &out) {
-    int depth = 0;
-    std::string cur;
-    for (char c : list + ",") {
-      if (c == '[')
-        ++depth;
-      if (c == ']')
-        --depth;
-      if (c == ',' && depth == 0) {
-        size_t colon = named ? cur.find(": ") : std::string::npos;
-        std::string t = colon == std::string::npos ? cur : cur.substr(colon + 2);
-        while (!t.empty() && t[0] == ' ')
-          t.erase(0, 1);
-        if (!t.empty() && t[0] != ')')
-          out.push_back(bytesOfType(t));
-        cur.clear();
-      } else {
-        cur += c;
-      }
-    }
-  };
-  split(args, true, s->inBytes);
-  split(res.substr(0, res.find(')')), false, s->outBytes);
-  return reinterpret_cast<mdl_segment *>(s);
+  return reinterpret_cast<mdl_program *>(new mdl_artifact(*a));
 }
 
-int runTest(mdl_device *d, mdl_segment *seg, void *const *in, void *const *out) {
-  auto *s = reinterpret_cast<TestSegment *>(seg);
-  // Unscramble inputs into plain buffers, run, scramble the outputs.
-  std::vector<std::vector<unsigned char>> plainIn(s->inBytes.size());
-  std::vector<void *> inPtrs;
-  for (size_t i = 0; i < s->inBytes.size(); ++i) {
-    plainIn[i].assign(static_cast<unsigned char *>(in[i]),
-                      static_cast<unsigned char *>(in[i]) + s->inBytes[i]);
-    scramble(plainIn[i].data(), s->inBytes[i]);
-    inPtrs.push_back(plainIn[i].data());
+int runTest(mdl_device *d, mdl_program *p, const mdl_buffer *in, uint32_t nIn,
+            const mdl_buffer *out, uint32_t nOut) {
+  // Unscramble the inputs into plain buffers, run, scramble the outputs.
+  std::vector<std::vector<unsigned char>> plain(nIn);
+  std::vector<mdl_buffer> plainIn(in, in + nIn);
+  for (uint32_t i = 0; i < nIn; ++i) {
+    uint64_t n = bytesOf(in[i]);
+    plain[i].assign(static_cast<unsigned char *>(in[i].data),
+                    static_cast<unsigned char *>(in[i].data) + n);
+    scramble(plain[i].data(), n);
+    plainIn[i].data = plain[i].data();
   }
-  int rc = cpu()->run(self(d)->inner, s->inner, inPtrs.data(), out);
-  if (rc != 0) {
-    self(d)->error = cpu()->last_error(self(d)->inner);
-    return rc;
-  }
-  for (size_t i = 0; i < s->outBytes.size(); ++i)
-    scramble(out[i], s->outBytes[i]);
-  ++self(d)->segments;
+  if (!backend::cpu::runKernelProgram(*reinterpret_cast<mdl_artifact *>(p), plainIn.data(), nIn,
+                                      out, nOut, d->error))
+    return 1;
+  for (uint32_t i = 0; i < nOut; ++i)
+    scramble(out[i].data, bytesOf(out[i]));
+  ++d->segments;
   return 0;
 }
 
-void releaseSegmentTest(mdl_device *d, mdl_segment *seg) {
-  auto *s = reinterpret_cast<TestSegment *>(seg);
-  cpu()->release_segment(self(d)->inner, s->inner);
-  delete s;
-}
-
+void unloadTest(mdl_device *, mdl_program *p) { delete reinterpret_cast<mdl_artifact *>(p); }
 int syncTest(mdl_device *) { return 0; }
-const char *lastErrorTest(mdl_device *d) { return self(d)->error.c_str(); }
+const char *lastErrorTest(mdl_device *d) { return d->error.c_str(); }
 
-const mdl_device_interface kTest = {
-    MDL_DEVICE_ABI_VERSION, "hip",     0,           openTest,    closeTest,
-    describeTest,           allocTest, freeTest,    copyInTest,  copyOutTest,
-    prepareTest,            runTest,   releaseSegmentTest, syncTest, lastErrorTest,
+const mdl_device_interface kTestRuntime = {
+    MDL_DEVICE_ABI_VERSION, "testgpu", 0,          openTest, closeTest,  describeTest,
+    allocTest,              freeTest,  copyInTest, copyOutTest, loadTest, runTest,
+    unloadTest,             syncTest,  lastErrorTest,
+};
+
+// --- the kind: descriptor and compile-time half -----------------------------
+
+class TestGpuBackend : public backend::DeviceBackend {
+public:
+  stdlib::DeviceKindInfo descriptor() const override {
+    stdlib::DeviceKindInfo k;
+    k.name = "testgpu";
+    k.summary = "pretend GPUs with scrambled memory (a kind added from outside)";
+    k.args = {stdlib::ParamSpec{"ordinal", stdlib::ParamKind::Int, std::nullopt, true}};
+    k.memory = stdlib::MemoryModel::Device;
+    k.ordinalArg = "ordinal";
+    k.checkArg = [](const std::string &arg, const ir::Attribute &v) {
+      return arg == "ordinal" && v.asInt() < 0 ? std::string("ordinals start at 0")
+                                               : std::string();
+    };
+    return k;
+  }
+  bool supports(ir::OpKind k) const override {
+    return stdlib::opInfo(k).dialect == stdlib::Dialect::Core;
+  }
+  bool inlineIntoHost(const mdl_device_interface &) const override { return false; }
+  std::unique_ptr<backend::Artifact> compile(const ir::Operation &segment,
+                                             std::string &error) const override {
+    return backend::cpu::compileKernelProgram(segment, error);
+  }
+  backend::RuntimeChoice runtime() override { return {&kTestRuntime, "", false}; }
+  bool fallsBackToHost() const override { return true; }
 };
 
 } // namespace
 
-extern "C" const mdl_device_interface *mdl_device_plugin(void) { return &kTest; }
+extern "C" bool mdl_register_device_kinds(unsigned abiVersion, std::string &error) {
+  if (abiVersion != MDL_DEVICE_ABI_VERSION) {
+    error = "built for device ABI version " + std::to_string(MDL_DEVICE_ABI_VERSION) +
+            ", mdl has " + std::to_string(abiVersion);
+    return false;
+  }
+  if (!backend::registerDeviceBackend(std::make_unique<TestGpuBackend>())) {
+    error = "a device kind named 'testgpu' is registered already";
+    return false;
+  }
+  return true;
+}

@@ -2,6 +2,7 @@
 // sharing of arena slots by liveness, views instead of copies, and values
 // computed straight into their destinations.
 #include "TestSupport.h"
+#include "stdlib/Registry.h"
 
 #include "backend/jit/BufferPlan.h"
 #include "ir/passes/Affinity.h"
@@ -104,8 +105,7 @@ Planned plan(const std::string &text) {
   passes::canonicalize(*p.module);
   passes::fuse(*p.module);
   p.main = p.module->findFunction("main");
-  p.plan = backend::jit::planBuffers(*p.module, *p.main,
-                                     std::vector<bool>(p.module->devices.size(), true));
+  p.plan = backend::jit::planBuffers(*p.module, *p.main, {}, {});
   return p;
 }
 
@@ -176,7 +176,7 @@ fn main(h0: f32[4, 8], w: f32[8, 8]) -> f32[4, 8] {
   });
   ASSERT_TRUE(loop);
   const Value *slot = loop->results[0].get();
-  const Value *yielded = loop->regions[0]->terminator()->operands[0];
+  const Value *yielded = stdlib::terminatorOf(*loop->regions[0])->operands[0];
   // The fused tanh writes the carried slot directly: no copy per iteration.
   EXPECT_EQ(p.plan.rep(p.plan.loc(yielded).root), p.plan.rep(p.plan.loc(slot).root));
   // The product inside the loop reads the slot, so it cannot share it.
@@ -216,7 +216,7 @@ fn main(x: f32[32, 32], c: bool) -> f32[32, 32] {
   ASSERT_TRUE(branch);
   int result = p.plan.rep(p.plan.loc(branch->results[0].get()).root);
   for (auto &r : branch->regions)
-    EXPECT_EQ(p.plan.rep(p.plan.loc(r->terminator()->operands[0]).root), result);
+    EXPECT_EQ(p.plan.rep(p.plan.loc(stdlib::terminatorOf(*r)->operands[0]).root), result);
 }
 
 } // namespace

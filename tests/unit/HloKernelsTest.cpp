@@ -3,6 +3,7 @@
 // against values worked out by hand for the edge cases (division by zero,
 // shifts by the width, NaN and signed zeros in orders, clamped indices).
 #include "KernelTestUtil.h"
+#include "stdlib/Registry.h"
 
 #include <algorithm>
 
@@ -38,7 +39,7 @@ TEST(HloKernelsTest, IntegerDivisionAndRemainderTruncate) {
   expectValues(ok(OpKind::Rem, {a, b}), {1, -1, 1, -7, 5, 0});
   // Unsigned: -2 is 4294967294.
   Tensor u = makeInts(DType::I32, {2}, {-2, 7}), v = makeInts(DType::I32, {2}, {3, 0});
-  Tensor q = ok(OpKind::DivTrunc, {u, v}, {flag("unsigned", true)});
+  Tensor q = ok(OpKind::DivTrunc, {u, v}, {flag("is_unsigned", true)});
   EXPECT_EQ(q.getInt(0), 1431655764);
   EXPECT_EQ(q.getInt(1), -1); // all bits set
   Tensor f = ok(OpKind::Rem, {make(DType::F32, {2}, {-7.5, 7.5}), make(DType::F32, {2}, {2, -2})});

@@ -2,8 +2,8 @@
 // conformance program, before and after specialization; the verifier
 // accepts what lowering produces and rejects malformed IR.
 #include "TestSupport.h"
-#include "ir/Parser.h"
-#include "ir/Printer.h"
+#include "ir/text/Parser.h"
+#include "ir/text/Printer.h"
 #include "ir/passes/Specialize.h"
 #include "ir/passes/Verify.h"
 

@@ -3,6 +3,7 @@
 // checked against values computed independently here: by hand, by a formula
 // or by a naive loop.
 #include "KernelTestUtil.h"
+#include "stdlib/Registry.h"
 
 #include "ir/Half.h"
 

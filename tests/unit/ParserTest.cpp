@@ -6,6 +6,7 @@
 // Most shape checks compare an S-expression dump of the AST, e.g.
 // `(+ a (* b c))`, which keeps the expected trees readable.
 #include "frontend/Parser.h"
+#include "stdlib/Registry.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,11 @@
 // The operation registry: every kind is registered exactly once, every
 // operation of LANGUAGE.md's table is callable by its name, and the
 // signatures carry the documented defaults.
+#include "stdlib/DeviceKinds.h"
+#include "stdlib/OpAttrs.h"
 #include "stdlib/Registry.h"
+
+#include <algorithm>
 
 #include <gtest/gtest.h>
 
@@ -44,13 +48,13 @@ TEST(Registry, LanguageTableIsCallable) {
     if (seen.count(n))
       continue;
     const stdlib::OpInfo *info = stdlib::lookupCallable(n);
-    EXPECT_GE(static_cast<int>(info->kind), static_cast<int>(ir::OpKind::Expm1))
+    EXPECT_EQ(info->dialect, stdlib::Dialect::Hlo)
         << n << " is callable but neither in LANGUAGE.md's table nor an HLO operation";
   }
   EXPECT_EQ(stdlib::lookupCallable("softplusx"), nullptr);
 }
 
-TEST(Registry, DefaultsAndDevices) {
+TEST(Registry, Defaults) {
   const stdlib::OpInfo *sm = stdlib::lookupCallable("softmax");
   ASSERT_EQ(sm->params.size(), 2u);
   EXPECT_STREQ(sm->params[1].name, "axis");
@@ -58,11 +62,65 @@ TEST(Registry, DefaultsAndDevices) {
   EXPECT_EQ(sm->params[1].dflt->asInt(), -1);
   const stdlib::OpInfo *ln = stdlib::lookupCallable("layernorm");
   EXPECT_DOUBLE_EQ(ln->params[3].dflt->asFloat(), 1e-5);
-  // MPC implements matmul and relu but not exp.
-  EXPECT_TRUE(stdlib::lookupCallable("relu")->devices & stdlib::kMpc);
-  EXPECT_TRUE(stdlib::opInfo(ir::OpKind::Matmul).devices & stdlib::kMpc);
-  EXPECT_FALSE(stdlib::lookupCallable("exp")->devices & stdlib::kMpc);
-  EXPECT_TRUE(stdlib::lookupCallable("exp")->devices & stdlib::kHip);
+  EXPECT_EQ(ln->operandCount, 3);
+  EXPECT_EQ(stdlib::lookupCallable("concat")->operandCount, -1);
+}
+
+// Passes ask the table; these are the facts they ask about.
+TEST(Registry, Traits) {
+  using ir::OpKind;
+  EXPECT_TRUE(stdlib::isTransfer(OpKind::To) && stdlib::isTransfer(OpKind::Reveal) &&
+              stdlib::isTransfer(OpKind::Transfer));
+  EXPECT_FALSE(stdlib::isTransfer(OpKind::Add));
+  EXPECT_TRUE(stdlib::isOrchestration(OpKind::While) && stdlib::isOrchestration(OpKind::Print));
+  EXPECT_FALSE(stdlib::isOrchestration(OpKind::Matmul));
+  EXPECT_TRUE(stdlib::isView(OpKind::Reshape) && stdlib::isView(OpKind::Slice));
+  EXPECT_FALSE(stdlib::isView(OpKind::Concat));
+  EXPECT_FALSE(stdlib::hasKernel(OpKind::Call));
+  EXPECT_TRUE(stdlib::hasKernel(OpKind::Gelu));
+  EXPECT_TRUE(stdlib::isFusibleKind(OpKind::Exp, ir::DType::F32));
+  EXPECT_FALSE(stdlib::isFusibleKind(OpKind::Exp, ir::DType::I32)); // no float: the kernel
+  EXPECT_TRUE(stdlib::isFusibleKind(OpKind::Sum, ir::DType::I64));
+  EXPECT_FALSE(stdlib::isFusibleKind(OpKind::Sum, ir::DType::Bool));
+  EXPECT_TRUE(stdlib::isRowReduction(OpKind::Mean));
+  EXPECT_FALSE(stdlib::isRowReduction(OpKind::Prod));
+  EXPECT_GT(stdlib::opInfo(OpKind::Tanh).cost, stdlib::opInfo(OpKind::Add).cost);
+  EXPECT_EQ(stdlib::opInfo(OpKind::DotGeneral).dialect, stdlib::Dialect::Hlo);
+  EXPECT_EQ(stdlib::opInfo(OpKind::Matmul).dialect, stdlib::Dialect::Core);
+}
+
+// The typed accessors read attributes with the table's defaults.
+TEST(Registry, TypedAttributes) {
+  ir::Operation gelu(ir::OpKind::Gelu);
+  EXPECT_FALSE(stdlib::attrs::Gelu::of(gelu).approximate);
+  gelu.setAttr("approximate", ir::Attribute::boolean(true));
+  EXPECT_TRUE(stdlib::attrs::Gelu::of(gelu).approximate);
+  ir::Operation sum(ir::OpKind::Sum);
+  EXPECT_FALSE(stdlib::attrs::Sum::of(sum).axis.has_value());
+  sum.setAttr("axis", ir::Attribute::intList({0, 2}));
+  EXPECT_EQ(*stdlib::attrs::Sum::of(sum).axis, (std::vector<int64_t>{0, 2}));
+  ir::Operation conv(ir::OpKind::Conv2d);
+  EXPECT_EQ(stdlib::attrs::Conv2d::of(conv).stride, (std::vector<int64_t>{1, 1}));
+  ir::Operation rn(ir::OpKind::RandomNormal);
+  EXPECT_DOUBLE_EQ(stdlib::attrs::RandomNormal::of(rn).std, 1.0);
+}
+
+// Which kinds implement an operation is each device kind's answer.
+TEST(Registry, DeviceKindsAnswer) {
+  const stdlib::DeviceKindInfo *mpc = stdlib::findDeviceKind("mpc");
+  const stdlib::DeviceKindInfo *hip = stdlib::findDeviceKind("hip");
+  ASSERT_NE(mpc, nullptr);
+  ASSERT_NE(hip, nullptr);
+  EXPECT_TRUE(mpc->supports(ir::OpKind::Relu));
+  EXPECT_TRUE(mpc->supports(ir::OpKind::Matmul));
+  EXPECT_FALSE(mpc->supports(ir::OpKind::Exp));
+  EXPECT_TRUE(hip->supports(ir::OpKind::Exp));
+  EXPECT_EQ(mpc->memory, stdlib::MemoryModel::Secret);
+  EXPECT_EQ(stdlib::hostDeviceKind()->name, "cpu");
+  EXPECT_EQ(stdlib::acceleratorDeviceKind()->name, "hip");
+  std::vector<std::string> names = stdlib::supportedCallNames(*mpc);
+  EXPECT_NE(std::find(names.begin(), names.end(), "relu"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "exp"), names.end());
 }
 
 TEST(Registry, OpNamesRoundTrip) {

@@ -1,6 +1,7 @@
 // Semantic analysis on small programs: weak literals, scopes, calls with
 // symbols, and that every error of a file is reported in one run.
 #include "TestSupport.h"
+#include "stdlib/Registry.h"
 
 #include <gtest/gtest.h>
 

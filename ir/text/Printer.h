@@ -1,6 +1,6 @@
 // The IR text form: a deterministic printer (stable %N numbering in print
 // order, attributes in insertion order, no pointer-keyed iteration) whose
-// output ir/Parser.h reads back, so print(parse(print(m))) == print(m).
+// output ir/text/Parser.h reads back, so print(parse(print(m))) == print(m).
 //
 //   device @gpu0 = hip(ordinal = 0) loc(1:1)
 //   func @f<B>(%0: f32[B, 4]) -> (f32[B, 4]) loc(3:1) {

@@ -3,9 +3,11 @@
 // The grammar mirrors the printer exactly (see Printer.h); values are
 // resolved by their %N names in text order, which is SSA order because
 // regions are structured.
-#include "ir/Parser.h"
+#include "ir/text/Parser.h"
 #include "ir/Saturate.h"
 #include "ir/Half.h"
+#include "stdlib/DeviceKinds.h"
+#include "stdlib/OpKind.h"
 
 #include <cctype>
 #include <charconv>
@@ -621,10 +623,9 @@ private:
     d.name = tok_.text;
     if (!advance() || !eatPunct('=') || !expectKind(Tok::Ident, "a device kind"))
       return false;
-    if (tok_.text == "cpu") d.kind = DeviceKind::Cpu;
-    else if (tok_.text == "hip") d.kind = DeviceKind::Hip;
-    else if (tok_.text == "mpc") d.kind = DeviceKind::Mpc;
-    else return error("unknown device kind '" + tok_.text + "'");
+    if (!stdlib::findDeviceKind(tok_.text))
+      return error("unknown device kind '" + tok_.text + "'");
+    d.kind = tok_.text;
     if (!advance() || !eatPunct('('))
       return false;
     while (!isPunct(')')) {

@@ -1,6 +1,7 @@
 // The deterministic IR printer.
-#include "ir/Printer.h"
+#include "ir/text/Printer.h"
 #include "ir/Half.h"
+#include "stdlib/OpKind.h"
 
 #include <cstring>
 #include <sstream>
@@ -279,7 +280,7 @@ void printModule(const Module &m, std::ostream &os, PrintOptions opts) {
     os << "module " << quote(fileName(mainFile)) << "\n";
   FunctionPrinter fp(m, os, opts, mainFile);
   for (const Device &d : m.devices) {
-    os << "device " << symbol(d.name) << " = " << deviceKindName(d.kind) << "(";
+    os << "device " << symbol(d.name) << " = " << d.kind << "(";
     for (size_t i = 0; i < d.args.size(); ++i)
       os << (i ? ", " : "") << d.args[i].name << " = "
          << printAttribute(d.args[i].value);

@@ -1,4 +1,5 @@
-// Reads the IR text form written by ir/Printer.h back into a Module.
+// Reads the IR text form written by ir/text/Printer.h back into a Module;
+// device kinds must be registered (stdlib/DeviceKinds.h).
 #pragma once
 
 #include "ir/IR.h"

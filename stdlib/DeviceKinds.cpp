@@ -1,0 +1,67 @@
+// The device-kind registry (see DeviceKinds.h).
+#include "stdlib/DeviceKinds.h"
+
+#include <algorithm>
+#include <cassert>
+#include <deque>
+
+namespace mdl::stdlib {
+
+namespace {
+// A deque: descriptors never move once registered (callers keep pointers).
+std::deque<DeviceKindInfo> &kinds() {
+  static std::deque<DeviceKindInfo> k;
+  return k;
+}
+} // namespace
+
+bool registerDeviceKind(DeviceKindInfo info) {
+  if (findDeviceKind(info.name))
+    return false;
+  kinds().push_back(std::move(info));
+  return true;
+}
+
+const DeviceKindInfo *findDeviceKind(const std::string &name) {
+  for (const DeviceKindInfo &k : kinds())
+    if (k.name == name)
+      return &k;
+  return nullptr;
+}
+
+const DeviceKindInfo &kindOf(const ir::Device &d) {
+  const DeviceKindInfo *k = findDeviceKind(d.kind);
+  assert(k && "a device of a kind that is not registered");
+  return *k;
+}
+
+std::vector<std::string> deviceKindNames() {
+  std::vector<std::string> names;
+  for (const DeviceKindInfo &k : kinds())
+    names.push_back(k.name);
+  return names;
+}
+
+const DeviceKindInfo *hostDeviceKind() {
+  for (const DeviceKindInfo &k : kinds())
+    if (k.memory == MemoryModel::Host)
+      return &k;
+  return nullptr;
+}
+
+const DeviceKindInfo *acceleratorDeviceKind() {
+  for (const DeviceKindInfo &k : kinds())
+    if (k.memory == MemoryModel::Device && !k.ordinalArg.empty())
+      return &k;
+  return nullptr;
+}
+
+std::vector<std::string> supportedCallNames(const DeviceKindInfo &kind) {
+  std::vector<std::string> names;
+  for (const std::string &n : callableNames())
+    if (kind.supports && kind.supports(lookupCallable(n)->kind))
+      names.push_back(n);
+  return names;
+}
+
+} // namespace mdl::stdlib
