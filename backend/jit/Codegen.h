@@ -73,9 +73,12 @@ llvm::Value *creationValue(llvm::IRBuilder<> &b, const ir::Operation &op);
 /// operation without one.
 llvm::Value *emitElementwise(llvm::IRBuilder<> &b, const ir::Operation &op,
                              const std::vector<llvm::Value *> &args, std::string &error);
-/// The fusible kinds of the operation table that have no element-wise code
-/// generator ("" when every one has one): the JIT's claim checked against
-/// the table.
+/// The row reductions the loop emitter generates (sum, mean, max, min).
+bool emitsRowReduction(ir::OpKind k);
+/// The fusible kinds of the operation table that the JIT cannot generate
+/// ("" when it can generate every one): an element-wise code generator for
+/// each, or the loop emitter's reduction code for a row reduction. The
+/// JIT's claim checked against the table.
 std::string elementCodegenProblems();
 
 } // namespace mdl::backend::jit

@@ -32,6 +32,15 @@ namespace {
 
 bool isReduction(OpKind k) { return stdlib::isRowReduction(k); }
 
+} // namespace
+
+bool emitsRowReduction(OpKind k) {
+  return k == OpKind::Sum || k == OpKind::Mean || k == OpKind::ReduceMax ||
+         k == OpKind::ReduceMin;
+}
+
+namespace {
+
 int opCost(const Operation &op) { return stdlib::opInfo(op.kind).cost; }
 
 class LoopEmitter {

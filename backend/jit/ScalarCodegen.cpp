@@ -465,10 +465,15 @@ const ElementCodegenTable &elementCodegen() {
 
 std::string elementCodegenProblems() {
   std::string missing;
-  for (int k = 0; k < ir::kNumOpKinds; ++k)
-    if (stdlib::opInfo(OpKind(k)).fusion != stdlib::FusionKind::None &&
-        !elementCodegen().find(OpKind(k)))
-      missing += std::string(missing.empty() ? "" : ", ") + opName(OpKind(k));
+  for (int k = 0; k < ir::kNumOpKinds; ++k) {
+    OpKind kind = OpKind(k);
+    if (stdlib::opInfo(kind).fusion == stdlib::FusionKind::None)
+      continue;
+    bool generated = stdlib::isRowReduction(kind) ? emitsRowReduction(kind)
+                                                  : elementCodegen().find(kind) != nullptr;
+    if (!generated)
+      missing += std::string(missing.empty() ? "" : ", ") + opName(kind);
+  }
   return missing.empty() ? "" : "no element-wise code for the fusible operations: " + missing;
 }
 

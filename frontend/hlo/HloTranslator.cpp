@@ -161,6 +161,9 @@ std::optional<double> Translator::constantScalar(const HVal &v) {
 }
 
 int Translator::deviceFor(int64_t ordinal) {
+  const stdlib::DeviceKindInfo *kind = stdlib::acceleratorDeviceKind();
+  if (!kind)
+    return -1; // no kind with ordinals registered: the sharding stays a hint
   Module &m = *module_;
   m.devices[0].implicit = false; // declared, now that there are others
   std::string name = "gpu" + std::to_string(ordinal);
@@ -169,11 +172,10 @@ int Translator::deviceFor(int64_t ordinal) {
     return d;
   // XLA's device N becomes device N of the first kind with an ordinal (a
   // GPU kind), its other arguments at their defaults.
-  const stdlib::DeviceKindInfo *kind = stdlib::acceleratorDeviceKind();
   Device g;
   g.name = name;
-  g.kind = kind ? kind->name : "";
-  for (const stdlib::ParamSpec &p : kind ? kind->args : std::vector<stdlib::ParamSpec>{})
+  g.kind = kind->name;
+  for (const stdlib::ParamSpec &p : kind->args)
     if (p.name == kind->ordinalArg)
       g.args.push_back({p.name, Attribute::integer(ordinal)});
     else if (p.dflt)
@@ -451,7 +453,7 @@ HVal Translator::translateComputation(const HloComputation &c, const std::vector
     if (const HloAttr *sh = inst.attr("sharding"))
       if (auto dev = parseMaximalDevice(sh->value)) {
         int d = deviceFor(*dev);
-        for (size_t k = before; k < region_->ops.size(); ++k) {
+        for (size_t k = before; d >= 0 && k < region_->ops.size(); ++k) {
           Operation &op = *region_->ops[k];
           if (stdlib::opInfo(op.kind).cls == stdlib::OpClass::Structural)
             continue;

@@ -6,6 +6,9 @@
 //
 // Built only with -DMDL_FUZZ=ON and clang; run from the corpus:
 //   build-fuzz/tests/hlo_fuzzer -max_total_time=600 CORPUS_DIR ../shared/corpus/hlo
+#include "backend/cpu/CpuDevice.h"
+#include "backend/hip/HipKind.h"
+#include "backend/mpc/MpcKind.h"
 #include "frontend/hlo/HloImporter.h"
 #include "frontend/hlo/MdlWriter.h"
 #include "ir/passes/Verify.h"
@@ -13,6 +16,14 @@
 #include <sstream>
 #include <string>
 #include <unistd.h>
+
+// The device kinds, registered once as the mdl tool's main does.
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  mdl::backend::cpu::registerCpuKind();
+  mdl::backend::hip::registerHipKind();
+  mdl::backend::mpc::registerMpcKind();
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   using namespace mdl;

@@ -7,6 +7,9 @@
 //
 // Built only with -DMDL_FUZZ=ON and clang; run from the conformance programs:
 //   build-fuzz/tests/mdl_fuzzer -max_total_time=600 CORPUS ../shared/conformance/run
+#include "backend/cpu/CpuDevice.h"
+#include "backend/hip/HipKind.h"
+#include "backend/mpc/MpcKind.h"
 #include "frontend/Lower.h"
 #include "frontend/Program.h"
 #include "frontend/Sema.h"
@@ -18,6 +21,14 @@
 #include "ir/passes/Verify.h"
 
 #include <string>
+
+// The device kinds, registered once as the mdl tool's main does.
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  mdl::backend::cpu::registerCpuKind();
+  mdl::backend::hip::registerHipKind();
+  mdl::backend::mpc::registerMpcKind();
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   using namespace mdl;
