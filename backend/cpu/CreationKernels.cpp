@@ -6,6 +6,7 @@
 // formula is in Kernels.h). Values are computed in double and rounded once
 // to the result's dtype.
 #include "backend/cpu/KernelSupport.h"
+#include "stdlib/OpAttrs.h"
 #include "stdlib/Registry.h"
 
 #include <cstring>
@@ -50,20 +51,14 @@ template <typename F> Status fillRandom(Tensor &y, F valueAt) {
 } // namespace
 
 void registerCreationKernels(KernelTable &t) {
-  t.add(OpKind::Zeros,
-        MDL_KERNEL {
-          Tensor &y = out[0];
-          int64_t n = y.numElements();
-          std::memset(y.raw(), 0, y.byteSize());
-          return std::nullopt;
-        });
-  t.add(OpKind::Ones,
-        MDL_KERNEL {
-          Tensor &y = out[0];
-          int64_t n = y.numElements();
-          fillInt(y.dtype(), y.raw(), n, 1);
-          return std::nullopt;
-        });
+  t.add(OpKind::Zeros, MDL_KERNEL {
+    std::memset(out[0].raw(), 0, out[0].byteSize());
+    return std::nullopt;
+  });
+  t.add(OpKind::Ones, MDL_KERNEL {
+    fillInt(out[0].dtype(), out[0].raw(), out[0].numElements(), 1);
+    return std::nullopt;
+  });
   t.add(OpKind::Full,
         MDL_KERNEL {
           Tensor &y = out[0];
@@ -91,21 +86,19 @@ void registerCreationKernels(KernelTable &t) {
         });
   t.add(OpKind::RandomUniform,
         MDL_KERNEL {
-          Tensor &y = out[0];
-          int64_t n = y.numElements();
-          uint64_t seed = uint64_t(op.intAttr("seed", 0));
-          double lo = op.floatAttr("lo", 0), hi = op.floatAttr("hi", 1);
-          return fillRandom(y, [=](uint64_t i) {
+          auto a = stdlib::attrs::RandomUniform::of(op);
+          uint64_t seed = uint64_t(a.seed);
+          double lo = a.lo, hi = a.hi;
+          return fillRandom(out[0], [=](uint64_t i) {
             return lo + (hi - lo) * randomUnit(seed, i);
           });
         });
   t.add(OpKind::RandomNormal,
         MDL_KERNEL {
-          Tensor &y = out[0];
-          int64_t n = y.numElements();
-          uint64_t seed = uint64_t(op.intAttr("seed", 0));
-          double mean = op.floatAttr("mean", 0), std = op.floatAttr("std", 1);
-          return fillRandom(y, [=](uint64_t i) {
+          auto a = stdlib::attrs::RandomNormal::of(op);
+          uint64_t seed = uint64_t(a.seed);
+          double mean = a.mean, std = a.std;
+          return fillRandom(out[0], [=](uint64_t i) {
             double r = std::sqrt(-2 * std::log(1 - randomUnit(seed, 2 * i)));
             return mean +
                    std * r * std::cos(2 * kPi * randomUnit(seed, 2 * i + 1));

@@ -115,45 +115,24 @@ Status pad(const ir::Operation &op, const Tensor &x, Tensor &y) {
 } // namespace
 
 void registerShapeKernels(KernelTable &t) {
+  // A transfer or reshape keeps the bytes (a copy: host memory is shared
+  // only by the executors, never by a kernel's output).
   t.add({OpKind::To, OpKind::Reveal, OpKind::Transfer, OpKind::Reshape,
          OpKind::ExpandDims, OpKind::Squeeze},
         MDL_KERNEL {
-          Tensor &y = out[0];
-          if (in[0].numElements() != y.numElements())
+          if (in[0].numElements() != out[0].numElements())
             return "cannot reshape " + in[0].type().str() + " into " +
-                   y.type().str();
-          return sameBytes(in[0], y);
+                   out[0].type().str();
+          return sameBytes(in[0], out[0]);
         });
   t.add(OpKind::Transpose,
-        MDL_KERNEL {
-          Tensor &y = out[0];
-          return transpose(op, in[0], y);
-        });
+        MDL_KERNEL { return transpose(op, in[0], out[0]); });
   t.add(OpKind::BroadcastTo,
-        MDL_KERNEL {
-          Tensor &y = out[0];
-          return broadcastTo(in[0], y);
-        });
-  t.add(OpKind::Concat,
-        MDL_KERNEL {
-          Tensor &y = out[0];
-          return concat(op, in, y, false);
-        });
-  t.add(OpKind::Stack,
-        MDL_KERNEL {
-          Tensor &y = out[0];
-          return concat(op, in, y, true);
-        });
-  t.add(OpKind::Slice,
-        MDL_KERNEL {
-          Tensor &y = out[0];
-          return slice(op, in[0], y);
-        });
-  t.add(OpKind::Pad,
-        MDL_KERNEL {
-          Tensor &y = out[0];
-          return pad(op, in[0], y);
-        });
+        MDL_KERNEL { return broadcastTo(in[0], out[0]); });
+  t.add(OpKind::Concat, MDL_KERNEL { return concat(op, in, out[0], false); });
+  t.add(OpKind::Stack, MDL_KERNEL { return concat(op, in, out[0], true); });
+  t.add(OpKind::Slice, MDL_KERNEL { return slice(op, in[0], out[0]); });
+  t.add(OpKind::Pad, MDL_KERNEL { return pad(op, in[0], out[0]); });
 }
 
 } // namespace mdl::backend::cpu

@@ -110,49 +110,66 @@ llvm::Error readMember(const std::string &path, zip_t *z, const std::string &mem
   return llvm::Error::success();
 }
 
-} // namespace
+/// An archive opened at the member of `key`.
+struct Member {
+  Archive archive;
+  std::string name;
+  zip_uint64_t size = 0;
+};
 
-llvm::Expected<ir::TensorType> npzArrayType(const std::string &path, const std::string &key) {
+llvm::Error openMember(const std::string &path, const std::string &key, Member &m) {
   auto z = openArchive(path);
   if (!z)
     return z.takeError();
-  zip_uint64_t size = 0;
-  auto member = memberOf(path, z->get(), key, size);
+  m.archive = std::move(*z);
+  auto member = memberOf(path, m.archive.get(), key, m.size);
   if (!member)
     return member.takeError();
+  m.name = *member;
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<ir::TensorType> npzArrayType(const std::string &path, const std::string &key) {
+  Member m;
+  if (llvm::Error e = openMember(path, key, m))
+    return std::move(e);
+  auto &z = m.archive;
+  auto &member = m.name;
+  zip_uint64_t size = m.size;
   // A .npy header is at most a few kilobytes; the data is not read.
   std::vector<uint8_t> head(std::min<zip_uint64_t>(size, 1 << 16));
-  if (llvm::Error e = readMember(path, z->get(), *member, head.data(), head.size()))
+  if (llvm::Error e = readMember(path, z.get(), member, head.data(), head.size()))
     return std::move(e);
-  auto h = parseNpy(path + ":" + *member, head.data(), head.size(), false);
+  auto h = parseNpy(path + ":" + member, head.data(), head.size(), false);
   if (!h)
     return h.takeError();
   return h->type;
 }
 
 llvm::Expected<Tensor> readNpzArray(const std::string &path, const std::string &key) {
-  auto z = openArchive(path);
-  if (!z)
-    return z.takeError();
-  zip_uint64_t size = 0;
-  auto member = memberOf(path, z->get(), key, size);
-  if (!member)
-    return member.takeError();
+  Member m;
+  if (llvm::Error e = openMember(path, key, m))
+    return std::move(e);
+  auto &z = m.archive;
+  auto &member = m.name;
+  zip_uint64_t size = m.size;
   std::shared_ptr<Buffer> buf = Buffer::allocate(size_t(std::max<zip_uint64_t>(size, 1)));
   if (!buf)
-    return fileio::error(path, "out of memory reading the member " + *member + " (" +
+    return fileio::error(path, "out of memory reading the member " + member + " (" +
                                    std::to_string(size) + " bytes)");
   auto *bytes = static_cast<uint8_t *>(buf->data());
-  if (llvm::Error e = readMember(path, z->get(), *member, bytes, size))
+  if (llvm::Error e = readMember(path, z.get(), member, bytes, size))
     return std::move(e);
-  auto h = parseNpy(path + ":" + *member, bytes, size, true);
+  auto h = parseNpy(path + ":" + member, bytes, size, true);
   if (!h)
     return h.takeError();
   // Tensors view their data in place: the offset must suit the element.
   if (h->dataStart % ir::dtypeSize(h->type.dtype) != 0) {
     Tensor t = Tensor::empty(h->type);
     if (!t.valid())
-      return fileio::error(path, "out of memory reading the member " + *member);
+      return fileio::error(path, "out of memory reading the member " + member);
     std::copy(bytes + h->dataStart, bytes + h->dataStart + t.byteSize(),
               static_cast<uint8_t *>(t.raw()));
     return t;
