@@ -1,0 +1,63 @@
+// Running the three parties of a rep3 computation: as threads of this
+// process (the default mode), or as one party of a multi-process run over
+// mutually authenticated TLS (`--mpc-party I --mpc-peers H0:P0,H1:P1,H2:P2
+// --mpc-tls DIR`).
+//
+// Both entry points take the same body, a function run once per party on
+// that party's engine; the body makes the same calls on every party (the
+// public program), with only the input owners supplying values. Errors of
+// any party end the run: the failing party closes its channel so that the
+// others fail promptly instead of waiting for their timeout.
+#pragma once
+
+#include "backend/mpc/Rep3Engine.h"
+
+#include <llvm/Support/Error.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mdl::backend::mpc {
+
+/// The body of a computation, run on each party's engine.
+using PartyFn = std::function<llvm::Error(Rep3Engine &)>;
+
+/// Three parties as threads of this process, over in-memory channels.
+/// Options::threads = 0 gives each party a third of the hardware threads
+/// (at least one). `stats`, when given, receives each party's accounting.
+/// Returns the parties' errors joined (each names its party).
+llvm::Error runThreeParties(const Rep3Options &options, const PartyFn &fn,
+                            std::vector<OpStatsTable> *stats = nullptr,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+/// A peer's address.
+struct PeerAddress {
+  std::string host;
+  uint16_t port = 0;
+};
+
+/// "H0:P0,H1:P1,H2:P2" -> three addresses (IPv6 hosts in brackets:
+/// "[::1]:7000"); an error that says what is wrong otherwise.
+llvm::Expected<std::vector<PeerAddress>> parsePeers(const std::string &text);
+
+/// Configuration of one party of a multi-process run.
+struct PartyConfig {
+  int party = 0;
+  std::vector<PeerAddress> peers; ///< all three, this party's own included
+  std::string tlsDir;             ///< ca.pem, partyI.pem, partyI.key
+  /// How long to keep retrying to connect while peers start.
+  std::chrono::milliseconds connectTimeout = std::chrono::seconds(30);
+  /// Bound on every wait for a peer once connected.
+  std::chrono::milliseconds ioTimeout = std::chrono::seconds(30);
+};
+
+/// Runs party `config.party` of a multi-process computation: connects to
+/// the other two over TLS 1.3 with mutual certificate checks, sets up the
+/// engine and runs `fn`. `stats`, when given, receives this party's
+/// accounting.
+llvm::Error runParty(const PartyConfig &config, const Rep3Options &options, const PartyFn &fn,
+                     OpStatsTable *stats = nullptr);
+
+} // namespace mdl::backend::mpc
