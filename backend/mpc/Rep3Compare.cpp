@@ -199,52 +199,6 @@ llvm::Expected<Shares> Rep3Internals::bitInjectMsb(const Shares &words) {
 
 namespace {
 
-// 1 - bit, locally (party 0 adds 1 to x_0 in its first share, party 2 in
-// its second).
-Shares oneMinus(const Shares &bitShares, int party) {
-  Shares out(bitShares.size());
-  for (size_t i = 0; i < bitShares.size(); ++i) {
-    out.a[i] = Ring(0) - bitShares.a[i];
-    out.b[i] = Ring(0) - bitShares.b[i];
-  }
-  if (party == 0)
-    for (Ring &v : out.a)
-      v += 1;
-  else if (party == 2)
-    for (Ring &v : out.b)
-      v += 1;
-  return out;
-}
-
-Shares subShares(const Shares &x, const Shares &y) {
-  Shares out(x.size());
-  subVec(x.size(), x.a.data(), y.a.data(), out.a.data());
-  subVec(x.size(), x.b.data(), y.b.data(), out.b.data());
-  return out;
-}
-
-Shares addShares(const Shares &x, const Shares &y) {
-  Shares out(x.size());
-  addVec(x.size(), x.a.data(), y.a.data(), out.a.data());
-  addVec(x.size(), x.b.data(), y.b.data(), out.b.data());
-  return out;
-}
-
-// Two sharings side by side.
-Shares joinShares(const Shares &x, const Shares &y) {
-  Shares out = x;
-  out.a.insert(out.a.end(), y.a.begin(), y.a.end());
-  out.b.insert(out.b.end(), y.b.begin(), y.b.end());
-  return out;
-}
-
-Shares sliceShares(const Shares &x, size_t from, size_t count) {
-  Shares out;
-  out.a.assign(x.a.begin() + from, x.a.begin() + from + count);
-  out.b.assign(x.b.begin() + from, x.b.begin() + from + count);
-  return out;
-}
-
 llvm::Error alignForCompare(const SharedTensor &x, const SharedTensor &y, int fracBits,
                             SharedTensor &xo, SharedTensor &yo) {
   if (auto err = broadcastPair(x, y, xo, yo))
@@ -285,14 +239,14 @@ llvm::Expected<SharedTensor> Rep3Engine::compare(CompareKind kind, const SharedT
     if (!both)
       return both.takeError();
     Shares either = addShares(sliceShares(*both, 0, n), sliceShares(*both, n, n));
-    result = kind == CompareKind::Ne ? std::move(either) : oneMinus(either, party_);
+    result = kind == CompareKind::Ne ? std::move(either) : oneMinusBits(either, party_);
   } else {
     bool strictOnX = kind == CompareKind::Lt || kind == CompareKind::Ge; // msb(x - y)
     auto b = in.msb(strictOnX ? xMinusY : yMinusX);
     if (!b)
       return b.takeError();
     bool negate = kind == CompareKind::Ge || kind == CompareKind::Le;
-    result = negate ? oneMinus(*b, party_) : std::move(*b);
+    result = negate ? oneMinusBits(*b, party_) : std::move(*b);
   }
   return SharedTensor{xo.shape, EncodingKind::Integer, std::move(result)};
 }

@@ -14,6 +14,7 @@
 #include "backend/mpc/Parallel.h"
 #include "backend/mpc/ShareKernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -261,6 +262,54 @@ SharedTensor toFixed(const SharedTensor &x, int fracBits) {
   return out;
 }
 
+Shares addShares(const Shares &x, const Shares &y) {
+  Shares out(x.size());
+  addVec(x.size(), x.a.data(), y.a.data(), out.a.data());
+  addVec(x.size(), x.b.data(), y.b.data(), out.b.data());
+  return out;
+}
+
+Shares subShares(const Shares &x, const Shares &y) {
+  Shares out(x.size());
+  subVec(x.size(), x.a.data(), y.a.data(), out.a.data());
+  subVec(x.size(), x.b.data(), y.b.data(), out.b.data());
+  return out;
+}
+
+Shares scaleShares(const Shares &x, Ring k) {
+  Shares out(x.size());
+  scaleVec(x.size(), x.a.data(), k, out.a.data());
+  scaleVec(x.size(), x.b.data(), k, out.b.data());
+  return out;
+}
+
+Shares addPublicRing(const Shares &x, const std::vector<Ring> &c, int party) {
+  Shares out = x;
+  if (party == 0)
+    addVec(c.size(), out.a.data(), c.data(), out.a.data());
+  else if (party == 2)
+    addVec(c.size(), out.b.data(), c.data(), out.b.data());
+  return out;
+}
+
+Shares oneMinusBits(const Shares &bits, int party) {
+  return addPublicRing(scaleShares(bits, Ring(-1)), std::vector<Ring>(bits.size(), 1), party);
+}
+
+Shares joinShares(const Shares &x, const Shares &y) {
+  Shares out = x;
+  out.a.insert(out.a.end(), y.a.begin(), y.a.end());
+  out.b.insert(out.b.end(), y.b.begin(), y.b.end());
+  return out;
+}
+
+Shares sliceShares(const Shares &x, size_t from, size_t count) {
+  Shares out;
+  out.a.assign(x.a.begin() + from, x.a.begin() + from + count);
+  out.b.assign(x.b.begin() + from, x.b.begin() + from + count);
+  return out;
+}
+
 // --- Input and reveal ------------------------------------------------------------------------
 
 llvm::Expected<SharedTensor> Rep3Engine::inputRing(int owner, const std::vector<Ring> *value,
@@ -478,22 +527,41 @@ llvm::Expected<SharedTensor> Rep3Engine::mulPublic(const SharedTensor &x, const 
   if (!xb)
     return xb.takeError();
   SharedTensor out = std::move(*xb);
-  // Integer factors scale the shares exactly; real ones are fixed-point
-  // products that need a truncation unless x is an integer.
-  bool integral = allIntegral(c.values);
-  auto cv = publicOperand(c, *shape, integral ? EncodingKind::Integer : EncodingKind::Fixed,
+  // Integer factors scale the shares exactly.
+  if (allIntegral(c.values)) {
+    auto cv = publicOperand(c, *shape, EncodingKind::Integer, options_.fracBits);
+    if (!cv)
+      return cv.takeError();
+    mulVec(cv->size(), out.s.a.data(), cv->data(), out.s.a.data());
+    mulVec(cv->size(), out.s.b.data(), cv->data(), out.s.b.data());
+    return out;
+  }
+  // Real factors below 1 get E extra fractional bits so that they keep f
+  // significant bits (1/24 as 2^-18 multiples is off by 3e-5 relative);
+  // since |c| 2^E < 1 the product, and so the truncation's failure
+  // probability, is no larger than x times a factor below 1 with E = 0.
+  double maxAbs = 0;
+  for (double v : c.values)
+    maxAbs = std::max(maxAbs, std::fabs(v));
+  int extra = 0;
+  while (extra < 20 && maxAbs > 0 && maxAbs * std::ldexp(1.0, extra + 1) < 1.0)
+    ++extra;
+  int cBits = options_.fracBits + extra;
+  std::vector<double> scaled(c.values.size());
+  for (size_t i = 0; i < scaled.size(); ++i)
+    scaled[i] = std::ldexp(c.values[i], extra);
+  auto cv = publicOperand(PlainTensor{c.shape, scaled}, *shape, EncodingKind::Fixed,
                           options_.fracBits);
   if (!cv)
     return cv.takeError();
   mulVec(cv->size(), out.s.a.data(), cv->data(), out.s.a.data());
   mulVec(cv->size(), out.s.b.data(), cv->data(), out.s.b.data());
-  if (integral)
+  // An integer x times c 2^(f+E) has f + E fractional bits; a fixed x 2f + E.
+  int drop = out.encoding == EncodingKind::Integer ? extra : cBits;
+  out.encoding = EncodingKind::Fixed;
+  if (drop == 0)
     return out;
-  if (out.encoding == EncodingKind::Integer) {
-    out.encoding = EncodingKind::Fixed;
-    return out;
-  }
-  auto t = in.truncate(out.s, options_.fracBits);
+  auto t = in.truncate(out.s, drop);
   if (!t)
     return t.takeError();
   out.s = std::move(*t);

@@ -57,6 +57,28 @@ struct Rep3Options {
   int threads = 0;
 };
 
+/// Input domains of the nonlinear approximations (Rep3Nonlinear.cpp has
+/// the methods, docs/mpc.md the measured errors).
+namespace approx {
+/// exp clips its input to [kExpMin, kExpMax]: exp(-16) is below half a
+/// unit of 2^-18, and exp(10) keeps the last squaring's truncation failure
+/// probability near 2^-14 (see Rep3Multiply.cpp).
+constexpr double kExpMin = -16.0;
+constexpr double kExpMax = 10.0;
+/// exp computes p(x / 2^s)^(2^s) with a degree-6 polynomial p.
+constexpr int kExpSquarings = 4;
+/// Extra fractional bits G of the power-of-two scale factors of reciprocal
+/// and rsqrt: they are accurate for 2^-f <= |x| < 2^(f + G) and give 0
+/// below 2^-f.
+constexpr int kScaleExtraBits = 2;
+/// sigmoid and tanh evaluate exp(-|x|) with |x| clipped to this.
+constexpr double kSigmoidClip = 16.0;
+/// gelu's inner polynomial sees x clipped to [-kGeluClip, kGeluClip].
+constexpr double kGeluClip = 8.0;
+/// Newton-Raphson iterations of reciprocal and rsqrt.
+constexpr int kNewtonIterations = 3;
+} // namespace approx
+
 /// Comparison operators; results are secret bits (EncodingKind::Integer).
 enum class CompareKind { Lt, Le, Gt, Ge, Eq, Ne };
 

@@ -101,4 +101,19 @@ llvm::Expected<SharedTensor> broadcastShared(const SharedTensor &x, const Shape 
 /// Integer shares scaled to fixed point (x * 2^f), others unchanged.
 SharedTensor toFixed(const SharedTensor &x, int fracBits);
 
+// Local arithmetic on equal-length sharings.
+Shares addShares(const Shares &x, const Shares &y);
+Shares subShares(const Shares &x, const Shares &y);
+/// x * k for a public ring element k.
+Shares scaleShares(const Shares &x, Ring k);
+/// x + c for a public ring vector c: party 0 adds c to its first share,
+/// party 2 to its second (both hold x_0 there).
+Shares addPublicRing(const Shares &x, const std::vector<Ring> &c, int party);
+/// 1 - bit for secret integer bits.
+Shares oneMinusBits(const Shares &bits, int party);
+/// x then y, as one sharing.
+Shares joinShares(const Shares &x, const Shares &y);
+/// Elements [from, from + count).
+Shares sliceShares(const Shares &x, size_t from, size_t count);
+
 } // namespace mdl::backend::mpc
