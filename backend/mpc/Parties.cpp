@@ -44,10 +44,21 @@ llvm::Error runOnChannel(Channel &channel, const Rep3Options &options, const Par
 llvm::Error runThreeParties(const Rep3Options &options, const PartyFn &fn,
                             std::vector<OpStatsTable> *stats,
                             std::chrono::milliseconds timeout) {
+  auto channels = makeLocalChannels(timeout);
+  return runOnChannels({channels[0].get(), channels[1].get(), channels[2].get()}, options, fn,
+                       stats);
+}
+
+llvm::Error runOnChannels(const std::vector<Channel *> &channels, const Rep3Options &options,
+                          const PartyFn &fn, std::vector<OpStatsTable> *stats) {
+  if (channels.size() != size_t(kNumParties))
+    return fail("expected 3 channels, got " + std::to_string(channels.size()));
+  for (int i = 0; i < kNumParties; ++i)
+    if (!channels[i] || channels[i]->party() != i)
+      return fail("channel " + std::to_string(i) + " is not party " + std::to_string(i) + "'s");
   Rep3Options opts = options;
   if (opts.threads <= 0)
     opts.threads = std::max(1, hardwareThreads() / kNumParties);
-  auto channels = makeLocalChannels(timeout);
   std::vector<OpStatsTable> tables(kNumParties);
   std::vector<std::string> errors(kNumParties);
   std::vector<std::thread> threads;

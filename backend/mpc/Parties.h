@@ -32,6 +32,11 @@ llvm::Error runThreeParties(const Rep3Options &options, const PartyFn &fn,
                             std::vector<OpStatsTable> *stats = nullptr,
                             std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+/// runThreeParties on channels the caller made (index = party), for tests
+/// that observe or disturb the traffic. Threads default as there.
+llvm::Error runOnChannels(const std::vector<Channel *> &channels, const Rep3Options &options,
+                          const PartyFn &fn, std::vector<OpStatsTable> *stats = nullptr);
+
 /// A peer's address.
 struct PeerAddress {
   std::string host;
