@@ -111,7 +111,18 @@ private:
   void linked(int peer, std::shared_ptr<SslStream> stream) {
     asio::error_code ignored;
     stream->lowest_layer().set_option(tcp::no_delay(true), ignored);
-    ch_.links_[ch_.slotOf(peer)] = std::move(stream);
+    ch_.links_[ch_.slotOf(peer)] = stream;
+    // Until setup ends, notice a linked peer that goes away (readable with
+    // nothing to read is the end of the stream); data means it is already
+    // past its own setup, which is fine.
+    stream->lowest_layer().async_wait(tcp::socket::wait_read, [this, stream,
+                                                               peer](asio::error_code ec) {
+      if (finished_ || ec == asio::error::operation_aborted)
+        return;
+      asio::error_code ignored;
+      if (ec || stream->lowest_layer().available(ignored) == 0)
+        fail("party " + std::to_string(peer) + " closed its connection during setup");
+    });
     if (--pending_ == 0)
       finish();
   }
@@ -128,7 +139,9 @@ private:
       t->cancel();
     for (auto &s : attempts_) {
       bool kept = s == ch_.links_[0] || s == ch_.links_[1];
-      if (!kept)
+      if (kept)
+        s->lowest_layer().cancel(ignored); // the watch of linked()
+      else
         s->lowest_layer().close(ignored);
     }
   }
@@ -290,6 +303,9 @@ llvm::Error TlsChannel::setup(const TlsConfig &cfg) {
   SSL_CTX *raw = ctx_.native_handle();
   if (SSL_CTX_set_min_proto_version(raw, TLS1_3_VERSION) != 1)
     return channelError(party(), "this OpenSSL cannot do TLS 1.3");
+  // No session tickets: nothing is resumed, and no bytes arrive unasked
+  // after the handshake.
+  SSL_CTX_set_num_tickets(raw, 0);
   asio::error_code ec;
   ctx_.load_verify_file(cfg.caFile, ec);
   if (ec)
