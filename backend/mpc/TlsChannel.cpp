@@ -337,6 +337,7 @@ llvm::Error TlsChannel::doExchange(ConstBytes toNext, ConstBytes toPrev, Mutable
   ConstBytes out[2] = {toNext, toPrev};
   MutableBytes in[2] = {fromNext, fromPrev};
   int pending = 0;
+  int pendingWith[2] = {0, 0}; // transfers not yet done, per neighbour
   std::string failure;
   asio::steady_timer deadline(io_);
   auto fail = [&](const std::string &message) {
@@ -345,7 +346,8 @@ llvm::Error TlsChannel::doExchange(ConstBytes toNext, ConstBytes toPrev, Mutable
     deadline.cancel();
     close(); // aborts whatever is still in flight; the channel is broken
   };
-  auto doneOne = [&] {
+  auto doneOne = [&](int slot) {
+    --pendingWith[slot];
     if (--pending == 0)
       deadline.cancel();
   };
@@ -353,17 +355,19 @@ llvm::Error TlsChannel::doExchange(ConstBytes toNext, ConstBytes toPrev, Mutable
     std::string peer = "party " + std::to_string(peerOf(s));
     if (out[s].size) {
       ++pending;
+      ++pendingWith[s];
       ops[s].headerOut = out[s].size;
       std::array<asio::const_buffer, 2> bufs = {asio::buffer(&ops[s].headerOut, 8),
                                                 asio::buffer(out[s].data, out[s].size)};
-      asio::async_write(*links_[s], bufs, [&, peer](asio::error_code ec, size_t) {
+      asio::async_write(*links_[s], bufs, [&, peer, s](asio::error_code ec, size_t) {
         if (ec && failure.empty())
           fail("connection to " + peer + " lost while sending: " + ec.message());
-        doneOne();
+        doneOne(s);
       });
     }
     if (in[s].size) {
       ++pending;
+      ++pendingWith[s];
       SslStream &link = *links_[s];
       MutableBytes dst = in[s];
       asio::async_read(link, asio::buffer(&ops[s].headerIn, 8),
@@ -371,20 +375,20 @@ llvm::Error TlsChannel::doExchange(ConstBytes toNext, ConstBytes toPrev, Mutable
                          if (ec) {
                            if (failure.empty())
                              fail("connection to " + peer + " lost: " + ec.message());
-                           return doneOne();
+                           return doneOne(s);
                          }
                          if (ops[s].headerIn != dst.size) {
                            fail("protocol out of step: expected " + std::to_string(dst.size) +
                                 " bytes from " + peer + ", got " +
                                 std::to_string(ops[s].headerIn));
-                           return doneOne();
+                           return doneOne(s);
                          }
                          asio::async_read(*links_[s], asio::buffer(dst.data, dst.size),
-                                          [&, peer](asio::error_code ec, size_t) {
+                                          [&, peer, s](asio::error_code ec, size_t) {
                                             if (ec && failure.empty())
                                               fail("connection to " + peer +
                                                    " lost: " + ec.message());
-                                            doneOne();
+                                            doneOne(s);
                                           });
                        });
     }
@@ -397,7 +401,7 @@ llvm::Error TlsChannel::doExchange(ConstBytes toNext, ConstBytes toPrev, Mutable
       return;
     std::string waiting;
     for (int s = 0; s < 2; ++s)
-      if (out[s].size || in[s].size)
+      if (pendingWith[s] > 0)
         waiting += (waiting.empty() ? "" : " and ") + ("party " + std::to_string(peerOf(s)));
     fail("timed out after " + std::to_string(ioTimeout_.count()) + " ms waiting for " + waiting);
   });
