@@ -8,6 +8,7 @@
 // reproducible.
 #include "backend/mpc/Parties.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -179,10 +180,12 @@ void errors() {
   rowwiseErrors("layernorm", "rows of 64, N(0, 30)", 64, 64, 30.0, true);
 }
 
-// Rounds and bytes of one call of `op` on n elements, per party.
+// Rounds and bytes of one call of `op` on n elements, per party; only the
+// rows named in `only` count when it is not empty, else all but input,
+// reveal and setup.
 void costRow(const char *name, const char *per, int64_t n, const std::function<llvm::Error(
                                                                Rep3Engine &, OpStatsTable &)> &op,
-             double divisor) {
+             double divisor, const std::vector<std::string> &only = {}) {
   std::vector<OpStatsTable> stats;
   std::vector<OpStatsTable> measured(3);
   llvm::Error err = runThreeParties(
@@ -196,7 +199,9 @@ void costRow(const char *name, const char *per, int64_t n, const std::function<l
         OpStats total;
         for (auto &[k, s] : after) {
           OpStats b = before.count(k) ? before.at(k) : OpStats();
-          if (k == "input" || k == "reveal" || k == "setup")
+          bool wanted = only.empty() ? !(k == "input" || k == "reveal" || k == "setup")
+                                     : std::find(only.begin(), only.end(), k) != only.end();
+          if (!wanted)
             continue;
           total.rounds += s.rounds - b.rounds;
           total.bytesSent += s.bytesSent - b.bytesSent;
@@ -242,6 +247,19 @@ void costs() {
             },
             double(n));
   };
+  costRow("input (owned by P0)", "element", n,
+          [&](Rep3Engine &e, OpStatsTable &) -> llvm::Error {
+            PlainTensor t{{n}, grid(0, 1, n)};
+            return e.input(0, e.party() == 0 ? &t : nullptr, {n}).takeError();
+          },
+          double(n), {"input"});
+  costRow("reveal", "element", n,
+          [&](Rep3Engine &e, OpStatsTable &) -> llvm::Error {
+            PlainTensor t{{n}, grid(0, 1, n)};
+            TRY(x, e.input(0, e.party() == 0 ? &t : nullptr, {n}));
+            return e.reveal(x).takeError();
+          },
+          double(n), {"reveal"});
   binary("add, sub", [](Rep3Engine &e, const SharedTensor &x, const SharedTensor &y) {
     return e.add(x, y);
   });
@@ -262,17 +280,29 @@ void costs() {
   binary("eq, ne", [](Rep3Engine &e, const SharedTensor &x, const SharedTensor &y) {
     return e.compare(CompareKind::Eq, x, y);
   });
+  costRow("select (secret bit given)", "element", n,
+          [&](Rep3Engine &e, OpStatsTable &) -> llvm::Error {
+            PlainTensor t{{n}, grid(0.5, 4, n)}, c{{n}, std::vector<double>(n, 1.0)};
+            TRY(x, e.input(0, e.party() == 0 ? &t : nullptr, {n}));
+            TRY(b, e.input(1, e.party() == 1 ? &c : nullptr, {n}, EncodingKind::Integer));
+            return e.select(b, x, x).takeError();
+          },
+          double(n));
   unary("relu", [](Rep3Engine &e, const SharedTensor &x) { return e.relu(x); });
   unary("abs", [](Rep3Engine &e, const SharedTensor &x) { return e.abs(x); });
   binary("max, min", [](Rep3Engine &e, const SharedTensor &x, const SharedTensor &y) {
     return e.max(x, y);
   });
   unary("exp", [](Rep3Engine &e, const SharedTensor &x) { return e.exp(x); });
+  unary("sum, reshape, transpose, slice, concat, gather, broadcast",
+        [](Rep3Engine &e, const SharedTensor &x) { return e.sum(x, {}, false); });
+  unary("mean (times 1/n)", [](Rep3Engine &e, const SharedTensor &x) { return e.mean(x, {}, false); });
   unary("reciprocal", [](Rep3Engine &e, const SharedTensor &x) { return e.reciprocal(x); });
   binary("div", [](Rep3Engine &e, const SharedTensor &x, const SharedTensor &y) {
     return e.div(x, y);
   });
   unary("rsqrt", [](Rep3Engine &e, const SharedTensor &x) { return e.rsqrt(x); });
+  unary("sqrt", [](Rep3Engine &e, const SharedTensor &x) { return e.sqrt(x); });
   unary("sigmoid", [](Rep3Engine &e, const SharedTensor &x) { return e.sigmoid(x); });
   unary("tanh", [](Rep3Engine &e, const SharedTensor &x) { return e.tanh(x); });
   unary("gelu", [](Rep3Engine &e, const SharedTensor &x) { return e.gelu(x, false); });

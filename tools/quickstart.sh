@@ -24,6 +24,7 @@ packages=(
   libopenblas-dev libomp-dev libdnnl-dev
   libgtest-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev
+  libssl-dev libasio-dev
   python3 python3-numpy
   graphviz
 )

@@ -8,7 +8,8 @@
 //   3.     for each block of kMc rows of A: pack A's block into micro-panels
 //          of kMr rows, k-major (stays in L2),
 //   4.       for each kMr x kNr tile of C: the micro-kernel accumulates the
-//            tile in registers over the kKc inner products and adds it to C.
+//            tile in registers over the kKc inner products and adds it to C
+//            (prefetched at the kernel's start: C does not stay in cache).
 // Packing pads partial panels with zeros, so the micro-kernel always runs
 // full tiles; partial tiles of C go through a small buffer.
 //
@@ -31,8 +32,8 @@ namespace {
 
 constexpr int64_t kMr = 8;
 constexpr int64_t kNr = 16;
-constexpr int64_t kKc = 256;
-constexpr int64_t kMc = 128;
+constexpr int64_t kKc = 512;
+constexpr int64_t kMc = 64;
 constexpr int64_t kNc = 1024;
 
 // Micro-panels of A: for each group of kMr rows, kc steps of kMr values.
@@ -63,30 +64,42 @@ void packB(int64_t kc, int64_t nc, const Ring *b, int64_t ldb, Ring *out) {
   }
 }
 
-// tile[kMr x kNr] = sum over p of ap[p] (column) * bp[p] (row).
-void kernelGeneric(int64_t kc, const Ring *ap, const Ring *bp, Ring *tile) {
+// c[kMr x kNr] (rows ldc apart) += sum over p of ap[p] (column) * bp[p]
+// (row). kc >= 1.
+void kernelGeneric(int64_t kc, const Ring *ap, const Ring *bp, Ring *c, int64_t ldc) {
   Ring acc[kMr][kNr] = {};
   for (int64_t p = 0; p < kc; ++p) {
     for (int64_t r = 0; r < kMr; ++r) {
       Ring av = ap[r];
-      for (int64_t c = 0; c < kNr; ++c)
-        acc[r][c] += av * bp[c];
+      for (int64_t col = 0; col < kNr; ++col)
+        acc[r][col] += av * bp[col];
     }
     ap += kMr;
     bp += kNr;
   }
-  std::memcpy(tile, acc, sizeof acc);
+  for (int64_t r = 0; r < kMr; ++r)
+    for (int64_t col = 0; col < kNr; ++col)
+      c[r * ldc + col] += acc[r][col];
 }
 
 __attribute__((target("avx512f,avx512dq"))) void
-kernelAvx512(int64_t kc, const Ring *ap, const Ring *bp, Ring *tile) {
+kernelAvx512(int64_t kc, const Ring *ap, const Ring *bp, Ring *c, int64_t ldc) {
+  // The C tile is read at the end: start fetching it now (C is too large
+  // for the caches and is revisited once per block of kKc).
+#pragma GCC unroll 8
+  for (int r = 0; r < kMr; ++r) {
+    _mm_prefetch(reinterpret_cast<const char *>(c + r * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char *>(c + r * ldc + 8), _MM_HINT_T0);
+  }
   __m512i acc[kMr][2];
 #pragma GCC unroll 8
   for (int r = 0; r < kMr; ++r) {
     acc[r][0] = _mm512_setzero_si512();
     acc[r][1] = _mm512_setzero_si512();
   }
-  for (int64_t p = 0; p < kc; ++p) {
+  // A do-while (kc >= 1): with a zero-trip path GCC copies the
+  // accumulators around the loop.
+  do {
     __m512i b0 = _mm512_loadu_si512(bp);
     __m512i b1 = _mm512_loadu_si512(bp + 8);
 #pragma GCC unroll 8
@@ -97,15 +110,16 @@ kernelAvx512(int64_t kc, const Ring *ap, const Ring *bp, Ring *tile) {
     }
     ap += kMr;
     bp += kNr;
-  }
+  } while (--kc > 0);
 #pragma GCC unroll 8
   for (int r = 0; r < kMr; ++r) {
-    _mm512_storeu_si512(tile + r * kNr, acc[r][0]);
-    _mm512_storeu_si512(tile + r * kNr + 8, acc[r][1]);
+    Ring *row = c + r * ldc;
+    _mm512_storeu_si512(row, _mm512_add_epi64(_mm512_loadu_si512(row), acc[r][0]));
+    _mm512_storeu_si512(row + 8, _mm512_add_epi64(_mm512_loadu_si512(row + 8), acc[r][1]));
   }
 }
 
-using KernelFn = void (*)(int64_t, const Ring *, const Ring *, Ring *);
+using KernelFn = void (*)(int64_t, const Ring *, const Ring *, Ring *, int64_t);
 
 // C[m x n] += A B for one thread's part, with its own packing buffers.
 void gemmSerial(int64_t m, int64_t n, int64_t k, const Ring *a, int64_t lda, const Ring *b,
@@ -113,8 +127,13 @@ void gemmSerial(int64_t m, int64_t n, int64_t k, const Ring *a, int64_t lda, con
   int64_t ncMax = std::min(kNc, (n + kNr - 1) / kNr * kNr);
   int64_t mcMax = std::min(kMc, (m + kMr - 1) / kMr * kMr);
   int64_t kcMax = std::min(kKc, k);
-  std::vector<Ring> bPack(size_t(ncMax * kcMax));
-  std::vector<Ring> aPack(size_t(mcMax * kcMax));
+  // Packing buffers live as long as the thread: a fresh 4 MiB block per
+  // call would cost page faults and zeroing by the kernel every time.
+  thread_local std::vector<Ring> bPack, aPack;
+  if (bPack.size() < size_t(ncMax * kcMax))
+    bPack.resize(size_t(ncMax * kcMax));
+  if (aPack.size() < size_t(mcMax * kcMax))
+    aPack.resize(size_t(mcMax * kcMax));
   Ring tile[kMr * kNr];
   for (int64_t jc = 0; jc < n; jc += kNc) {
     int64_t nc = std::min(kNc, n - jc);
@@ -129,8 +148,14 @@ void gemmSerial(int64_t m, int64_t n, int64_t k, const Ring *a, int64_t lda, con
           const Ring *bp = bPack.data() + jr * kc;
           for (int64_t ir = 0; ir < mc; ir += kMr) {
             int64_t rows = std::min(kMr, mc - ir);
-            kernel(kc, aPack.data() + ir * kc, bp, tile);
             Ring *cTile = c + (ic + ir) * ldc + jc + jr;
+            if (rows == kMr && cols == kNr) {
+              kernel(kc, aPack.data() + ir * kc, bp, cTile, ldc);
+              continue;
+            }
+            // A partial tile of C goes through a full-size buffer.
+            std::fill(tile, tile + kMr * kNr, Ring(0));
+            kernel(kc, aPack.data() + ir * kc, bp, tile, kNr);
             for (int64_t r = 0; r < rows; ++r)
               for (int64_t col = 0; col < cols; ++col)
                 cTile[r * ldc + col] += tile[r * kNr + col];

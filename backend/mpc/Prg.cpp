@@ -1,8 +1,6 @@
 // AES-128-CTR keystreams through OpenSSL EVP (Prg.h).
 //
-// The keystream is produced by encrypting zero bytes in place: EVP allows
-// the input and output buffers to coincide for counter mode. Large requests
-// are cut into chunks so that the int lengths EVP takes never overflow.
+// The keystream is produced by encrypting zero bytes, 64 KiB at a time.
 #include "backend/mpc/Prg.h"
 
 #include <openssl/err.h>
@@ -77,15 +75,17 @@ llvm::Error Prg::init(const PrgKey &key) {
 
 void Prg::fillBytes(void *out, size_t bytes) {
   assert(ctx_ && "Prg used before init");
+  // The keystream is the encryption of zeros, taken from a zero block so
+  // that the output is written once.
+  static const unsigned char zeros[1 << 16] = {};
   unsigned char *p = static_cast<unsigned char *>(out);
-  std::memset(p, 0, bytes);
-  constexpr size_t kChunk = size_t(1) << 30;
   while (bytes) {
-    size_t n = std::min(bytes, kChunk);
+    size_t n = std::min(bytes, sizeof zeros);
     int len = 0;
-    // Counter mode with a valid context does not fail; keep the bytes
-    // zeroed rather than undefined if it ever did.
-    (void)EVP_EncryptUpdate(ctx_->evp, p, &len, p, int(n));
+    // Counter mode with a valid context does not fail; should it, the
+    // bytes are zeroed rather than left undefined.
+    if (EVP_EncryptUpdate(ctx_->evp, p, &len, zeros, int(n)) != 1 || size_t(len) != n)
+      std::memset(p, 0, n);
     p += n;
     bytes -= n;
   }
