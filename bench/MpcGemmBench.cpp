@@ -25,7 +25,8 @@ namespace {
 double seconds(const std::function<void()> &fn) {
   auto start = std::chrono::steady_clock::now();
   fn();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 double median(std::vector<double> v) {
@@ -76,34 +77,45 @@ int main(int argc, char **argv) {
   int64_t n = argc > 1 ? std::atoll(argv[1]) : 1024;
   int repeats = argc > 2 ? std::atoi(argv[2]) : 5;
   int threads = hardwareThreads();
-  double ops = 2.0 * double(n) * double(n) * double(n); // a multiply and an add per term
-  std::vector<Ring> a = randomRing(n * n, 1), b = randomRing(n * n, 2), c(n * n);
-  std::printf("64-bit integer GEMM, C += A B mod 2^64, %lld^3, %d hardware threads, kernel %s\n",
+  double ops =
+      2.0 * double(n) * double(n) * double(n); // a multiply and an add per term
+  std::vector<Ring> a = randomRing(n * n, 1), b = randomRing(n * n, 2),
+                    c(n * n);
+  std::printf("64-bit integer GEMM, C += A B mod 2^64, %lld^3, %d hardware "
+              "threads, kernel %s\n",
               (long long)n, threads, gemmKernelName(GemmKernelKind::Auto));
 
   // Warm-up (the first tens of milliseconds of a process can run slow).
   gemmAccumulate(n, n, n, a.data(), n, b.data(), n, c.data(), n, threads);
 
-  double naive = seconds([&] { gemmNaive(n, n, n, a.data(), n, b.data(), n, c.data(), n); });
+  double naive = seconds(
+      [&] { gemmNaive(n, n, n, a.data(), n, b.data(), n, c.data(), n); });
   struct Row {
     const char *name;
     std::function<void()> fn;
     std::vector<double> times;
   };
   std::vector<Row> rows;
-  rows.push_back({"generic kernel, 1 thread", [&] {
-                    gemmAccumulate(n, n, n, a.data(), n, b.data(), n, c.data(), n, 1,
-                                   GemmKernelKind::Generic);
-                  }, {}});
+  rows.push_back({"generic kernel, 1 thread",
+                  [&] {
+                    gemmAccumulate(n, n, n, a.data(), n, b.data(), n, c.data(),
+                                   n, 1, GemmKernelKind::Generic);
+                  },
+                  {}});
   if (gemmHasAvx512()) {
-    rows.push_back({"avx512 kernel, 1 thread", [&] {
-                      gemmAccumulate(n, n, n, a.data(), n, b.data(), n, c.data(), n, 1,
+    rows.push_back({"avx512 kernel, 1 thread",
+                    [&] {
+                      gemmAccumulate(n, n, n, a.data(), n, b.data(), n,
+                                     c.data(), n, 1, GemmKernelKind::Avx512);
+                    },
+                    {}});
+    rows.push_back({"avx512 kernel, all threads",
+                    [&] {
+                      gemmAccumulate(n, n, n, a.data(), n, b.data(), n,
+                                     c.data(), n, threads,
                                      GemmKernelKind::Avx512);
-                    }, {}});
-    rows.push_back({"avx512 kernel, all threads", [&] {
-                      gemmAccumulate(n, n, n, a.data(), n, b.data(), n, c.data(), n, threads,
-                                     GemmKernelKind::Avx512);
-                    }, {}});
+                    },
+                    {}});
   }
   // The comparison the issue asks for: a secret matmul against six
   // plaintext GEMMs (two per party, three parties on this machine).
@@ -125,18 +137,23 @@ int main(int argc, char **argv) {
     }));
     secret.push_back(secretMatmul(n, values));
   }
-  std::printf("\n| what | time (median of %d) | GFLOP-equivalent/s |\n|---|---|---|\n", repeats);
-  std::printf("| naive i-p-j loop, 1 thread (1 run) | %.1f ms | %.2f |\n", naive * 1e3,
-              ops / naive / 1e9);
+  std::printf(
+      "\n| what | time (median of %d) | GFLOP-equivalent/s |\n|---|---|---|\n",
+      repeats);
+  std::printf("| naive i-p-j loop, 1 thread (1 run) | %.1f ms | %.2f |\n",
+              naive * 1e3, ops / naive / 1e9);
   for (const Row &row : rows) {
     double t = median(row.times);
     std::printf("| %s | %.1f ms | %.1f |\n", row.name, t * 1e3, ops / t / 1e9);
   }
   double tSix = median(six), tSecret = median(secret);
-  std::printf("| 6 plaintext GEMMs, all threads | %.1f ms | %.1f |\n", tSix * 1e3,
-              6 * ops / tSix / 1e9);
-  std::printf("| secret matmul, 3 parties as threads (slowest party) | %.1f ms | %.1f |\n",
+  std::printf("| 6 plaintext GEMMs, all threads | %.1f ms | %.1f |\n",
+              tSix * 1e3, 6 * ops / tSix / 1e9);
+  std::printf("| secret matmul, 3 parties as threads (slowest party) | %.1f ms "
+              "| %.1f |\n",
               tSecret * 1e3, 6 * ops / tSecret / 1e9);
-  std::printf("\nsecret matmul / 6 plaintext GEMMs: %.2f (target: within 1.5)\n", tSecret / tSix);
+  std::printf(
+      "\nsecret matmul / 6 plaintext GEMMs: %.2f (target: within 1.5)\n",
+      tSecret / tSix);
   return 0;
 }

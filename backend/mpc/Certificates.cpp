@@ -17,8 +17,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <fcntl.h>
+#include <memory>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,7 +31,8 @@ template <typename T, void (*Free)(T *)> struct Deleter {
 };
 using PkeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY, EVP_PKEY_free>>;
 using X509Ptr = std::unique_ptr<X509, Deleter<X509, X509_free>>;
-using ExtPtr = std::unique_ptr<X509_EXTENSION, Deleter<X509_EXTENSION, X509_EXTENSION_free>>;
+using ExtPtr = std::unique_ptr<X509_EXTENSION,
+                               Deleter<X509_EXTENSION, X509_EXTENSION_free>>;
 using BnPtr = std::unique_ptr<BIGNUM, Deleter<BIGNUM, BN_free>>;
 
 llvm::Error fail(const std::string &what) {
@@ -58,20 +59,22 @@ llvm::Error addExtension(X509 *cert, X509 *issuer, int nid, const char *value) {
   X509V3_set_ctx(&ctx, issuer, cert, nullptr, nullptr, 0);
   ExtPtr ext(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value));
   if (!ext || X509_add_ext(cert, ext.get(), -1) != 1)
-    return fail(std::string("cannot add certificate extension ") + OBJ_nid2sn(nid) + "=" +
-                value);
+    return fail(std::string("cannot add certificate extension ") +
+                OBJ_nid2sn(nid) + "=" + value);
   return llvm::Error::success();
 }
 
 // A certificate for `key` named `commonName`, signed by issuerKey; the CA
 // when issuer is null (self-signed).
-llvm::Expected<X509Ptr> makeCertificate(EVP_PKEY *key, const std::string &commonName,
+llvm::Expected<X509Ptr> makeCertificate(EVP_PKEY *key,
+                                        const std::string &commonName,
                                         X509 *issuer, EVP_PKEY *issuerKey) {
   X509Ptr cert(X509_new());
   if (!cert || X509_set_version(cert.get(), 2) != 1)
     return fail("cannot create a certificate");
   BnPtr serial(BN_new());
-  if (!serial || BN_rand(serial.get(), 64, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) != 1 ||
+  if (!serial ||
+      BN_rand(serial.get(), 64, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) != 1 ||
       !BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(cert.get())))
     return fail("cannot draw a serial number");
   // Valid from an hour ago (clock skew between hosts) for ten years.
@@ -79,12 +82,14 @@ llvm::Expected<X509Ptr> makeCertificate(EVP_PKEY *key, const std::string &common
       !X509_gmtime_adj(X509_getm_notAfter(cert.get()), 10L * 365 * 24 * 3600))
     return fail("cannot set the validity period");
   X509_NAME *name = X509_get_subject_name(cert.get());
-  if (X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
-                                 reinterpret_cast<const unsigned char *>("mdl test"), -1, -1,
-                                 0) != 1 ||
-      X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                                 reinterpret_cast<const unsigned char *>(commonName.c_str()),
-                                 -1, -1, 0) != 1)
+  if (X509_NAME_add_entry_by_txt(
+          name, "O", MBSTRING_ASC,
+          reinterpret_cast<const unsigned char *>("mdl test"), -1, -1,
+          0) != 1 ||
+      X509_NAME_add_entry_by_txt(
+          name, "CN", MBSTRING_ASC,
+          reinterpret_cast<const unsigned char *>(commonName.c_str()), -1, -1,
+          0) != 1)
     return fail("cannot set the subject name");
   X509 *signer = issuer ? issuer : cert.get();
   if (X509_set_issuer_name(cert.get(), X509_get_subject_name(signer)) != 1 ||
@@ -95,17 +100,22 @@ llvm::Expected<X509Ptr> makeCertificate(EVP_PKEY *key, const std::string &common
                               isCa ? "critical,CA:TRUE" : "critical,CA:FALSE"))
     return err;
   if (auto err = addExtension(cert.get(), signer, NID_key_usage,
-                              isCa ? "critical,keyCertSign,cRLSign" : "critical,digitalSignature"))
+                              isCa ? "critical,keyCertSign,cRLSign"
+                                   : "critical,digitalSignature"))
     return err;
-  if (auto err = addExtension(cert.get(), signer, NID_subject_key_identifier, "hash"))
+  if (auto err =
+          addExtension(cert.get(), signer, NID_subject_key_identifier, "hash"))
     return err;
   if (!isCa) {
-    if (auto err = addExtension(cert.get(), signer, NID_authority_key_identifier, "keyid:always"))
+    if (auto err = addExtension(cert.get(), signer,
+                                NID_authority_key_identifier, "keyid:always"))
       return err;
-    if (auto err = addExtension(cert.get(), signer, NID_ext_key_usage, "serverAuth,clientAuth"))
+    if (auto err = addExtension(cert.get(), signer, NID_ext_key_usage,
+                                "serverAuth,clientAuth"))
       return err;
     std::string san = "DNS:" + commonName;
-    if (auto err = addExtension(cert.get(), signer, NID_subject_alt_name, san.c_str()))
+    if (auto err =
+            addExtension(cert.get(), signer, NID_subject_alt_name, san.c_str()))
       return err;
   }
   if (X509_sign(cert.get(), issuerKey ? issuerKey : key, EVP_sha256()) <= 0)
@@ -132,7 +142,8 @@ llvm::Error writeKey(const std::string &path, EVP_PKEY *key) {
       ::close(fd);
     return fail("cannot write " + path + ": " + std::strerror(errno));
   }
-  bool ok = PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr) == 1;
+  bool ok =
+      PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr) == 1;
   ok = std::fclose(f) == 0 && ok;
   return ok ? llvm::Error::success() : fail("cannot write " + path);
 }
@@ -154,7 +165,8 @@ llvm::Error createTestCertificates(const std::string &dir) {
     auto key = newKey();
     if (!key)
       return key.takeError();
-    auto cert = makeCertificate(key->get(), partyCommonName(i), ca->get(), caKey->get());
+    auto cert = makeCertificate(key->get(), partyCommonName(i), ca->get(),
+                                caKey->get());
     if (!cert)
       return cert.takeError();
     std::string base = dir + "/party" + std::to_string(i);

@@ -14,11 +14,12 @@ namespace mdl::backend::mpc {
 
 llvm::Error channelError(int party, const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "party " + std::to_string(party) + ": " + message);
+                                 "party " + std::to_string(party) + ": " +
+                                     message);
 }
 
-llvm::Error Channel::exchange(ConstBytes toNext, ConstBytes toPrev, MutableBytes fromNext,
-                              MutableBytes fromPrev) {
+llvm::Error Channel::exchange(ConstBytes toNext, ConstBytes toPrev,
+                              MutableBytes fromNext, MutableBytes fromPrev) {
   ++stats_.rounds;
   stats_.messagesSent += (toNext.size > 0) + (toPrev.size > 0);
   stats_.bytesSent += toNext.size + toPrev.size;
@@ -28,12 +29,14 @@ llvm::Error Channel::exchange(ConstBytes toNext, ConstBytes toPrev, MutableBytes
 
 llvm::Error Channel::send(Peer to, const void *data, size_t size) {
   ConstBytes msg{data, size};
-  return to == Peer::Next ? exchange(msg, {}, {}, {}) : exchange({}, msg, {}, {});
+  return to == Peer::Next ? exchange(msg, {}, {}, {})
+                          : exchange({}, msg, {}, {});
 }
 
 llvm::Error Channel::recv(Peer from, void *data, size_t size) {
   MutableBytes msg{data, size};
-  return from == Peer::Next ? exchange({}, {}, msg, {}) : exchange({}, {}, {}, msg);
+  return from == Peer::Next ? exchange({}, {}, msg, {})
+                            : exchange({}, {}, {}, msg);
 }
 
 namespace {
@@ -42,13 +45,15 @@ namespace {
 struct LocalHub {
   std::mutex mutex;
   std::condition_variable arrived;
-  std::deque<std::vector<uint8_t>> queue[kNumParties][kNumParties]; // [from][to]
+  std::deque<std::vector<uint8_t>> queue[kNumParties]
+                                        [kNumParties]; // [from][to]
   bool closed[kNumParties] = {false, false, false};
 };
 
 class LocalChannel : public Channel {
 public:
-  LocalChannel(int party, std::shared_ptr<LocalHub> hub, std::chrono::milliseconds timeout)
+  LocalChannel(int party, std::shared_ptr<LocalHub> hub,
+               std::chrono::milliseconds timeout)
       : Channel(party), hub_(std::move(hub)), timeout_(timeout) {}
   ~LocalChannel() override { close(); }
 
@@ -59,7 +64,8 @@ public:
   }
 
 protected:
-  llvm::Error doExchange(ConstBytes toNext, ConstBytes toPrev, MutableBytes fromNext,
+  llvm::Error doExchange(ConstBytes toNext, ConstBytes toPrev,
+                         MutableBytes fromNext,
                          MutableBytes fromPrev) override {
     int me = party();
     post(nextParty(me), toNext);
@@ -88,19 +94,22 @@ private:
     auto deadline = std::chrono::steady_clock::now() + timeout_;
     while (q.empty()) {
       if (hub_->closed[from])
-        return channelError(party(), "party " + std::to_string(from) +
-                                         " left the computation while this party "
-                                         "waited for its message");
-      if (hub_->arrived.wait_until(lock, deadline) == std::cv_status::timeout && q.empty())
-        return channelError(party(), "timed out after " +
-                                         std::to_string(timeout_.count()) +
-                                         " ms waiting for party " + std::to_string(from));
+        return channelError(party(),
+                            "party " + std::to_string(from) +
+                                " left the computation while this party "
+                                "waited for its message");
+      if (hub_->arrived.wait_until(lock, deadline) == std::cv_status::timeout &&
+          q.empty())
+        return channelError(
+            party(), "timed out after " + std::to_string(timeout_.count()) +
+                         " ms waiting for party " + std::to_string(from));
     }
     std::vector<uint8_t> got = std::move(q.front());
     q.pop_front();
     if (got.size() != msg.size)
       return channelError(party(), "protocol out of step: expected " +
-                                       std::to_string(msg.size) + " bytes from party " +
+                                       std::to_string(msg.size) +
+                                       " bytes from party " +
                                        std::to_string(from) + ", got " +
                                        std::to_string(got.size()));
     std::memcpy(msg.data, got.data(), got.size());
@@ -113,7 +122,8 @@ private:
 
 } // namespace
 
-std::vector<std::unique_ptr<Channel>> makeLocalChannels(std::chrono::milliseconds timeout) {
+std::vector<std::unique_ptr<Channel>>
+makeLocalChannels(std::chrono::milliseconds timeout) {
   auto hub = std::make_shared<LocalHub>();
   std::vector<std::unique_ptr<Channel>> channels;
   for (int i = 0; i < kNumParties; ++i)

@@ -65,8 +65,8 @@ public:
   /// One round: sends toNext/toPrev, receives exactly fromNext.size and
   /// fromPrev.size bytes. Fails (without hanging past the channel's timeout)
   /// when a neighbour is gone, stalls, or sends a message of another size.
-  llvm::Error exchange(ConstBytes toNext, ConstBytes toPrev, MutableBytes fromNext,
-                       MutableBytes fromPrev);
+  llvm::Error exchange(ConstBytes toNext, ConstBytes toPrev,
+                       MutableBytes fromNext, MutableBytes fromPrev);
 
   /// A round with a single message out.
   llvm::Error send(Peer to, const void *data, size_t size);
@@ -81,7 +81,8 @@ public:
 
 protected:
   virtual llvm::Error doExchange(ConstBytes toNext, ConstBytes toPrev,
-                                 MutableBytes fromNext, MutableBytes fromPrev) = 0;
+                                 MutableBytes fromNext,
+                                 MutableBytes fromPrev) = 0;
 
 private:
   int party_;

@@ -66,7 +66,8 @@ void packB(int64_t kc, int64_t nc, const Ring *b, int64_t ldb, Ring *out) {
 
 // c[kMr x kNr] (rows ldc apart) += sum over p of ap[p] (column) * bp[p]
 // (row). kc >= 1.
-void kernelGeneric(int64_t kc, const Ring *ap, const Ring *bp, Ring *c, int64_t ldc) {
+void kernelGeneric(int64_t kc, const Ring *ap, const Ring *bp, Ring *c,
+                   int64_t ldc) {
   Ring acc[kMr][kNr] = {};
   for (int64_t p = 0; p < kc; ++p) {
     for (int64_t r = 0; r < kMr; ++r) {
@@ -114,16 +115,19 @@ kernelAvx512(int64_t kc, const Ring *ap, const Ring *bp, Ring *c, int64_t ldc) {
 #pragma GCC unroll 8
   for (int r = 0; r < kMr; ++r) {
     Ring *row = c + r * ldc;
-    _mm512_storeu_si512(row, _mm512_add_epi64(_mm512_loadu_si512(row), acc[r][0]));
-    _mm512_storeu_si512(row + 8, _mm512_add_epi64(_mm512_loadu_si512(row + 8), acc[r][1]));
+    _mm512_storeu_si512(row,
+                        _mm512_add_epi64(_mm512_loadu_si512(row), acc[r][0]));
+    _mm512_storeu_si512(
+        row + 8, _mm512_add_epi64(_mm512_loadu_si512(row + 8), acc[r][1]));
   }
 }
 
 using KernelFn = void (*)(int64_t, const Ring *, const Ring *, Ring *, int64_t);
 
 // C[m x n] += A B for one thread's part, with its own packing buffers.
-void gemmSerial(int64_t m, int64_t n, int64_t k, const Ring *a, int64_t lda, const Ring *b,
-                int64_t ldb, Ring *c, int64_t ldc, KernelFn kernel) {
+void gemmSerial(int64_t m, int64_t n, int64_t k, const Ring *a, int64_t lda,
+                const Ring *b, int64_t ldb, Ring *c, int64_t ldc,
+                KernelFn kernel) {
   int64_t ncMax = std::min(kNc, (n + kNr - 1) / kNr * kNr);
   int64_t mcMax = std::min(kMc, (m + kMr - 1) / kMr * kMr);
   int64_t kcMax = std::min(kKc, k);
@@ -169,19 +173,21 @@ void gemmSerial(int64_t m, int64_t n, int64_t k, const Ring *a, int64_t lda, con
 } // namespace
 
 bool gemmHasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  static const bool has =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
   return has;
 }
 
 const char *gemmKernelName(GemmKernelKind kind) {
-  if (kind == GemmKernelKind::Generic || (kind == GemmKernelKind::Auto && !gemmHasAvx512()))
+  if (kind == GemmKernelKind::Generic ||
+      (kind == GemmKernelKind::Auto && !gemmHasAvx512()))
     return "generic";
   return "avx512";
 }
 
 void gemmAccumulate(int64_t m, int64_t n, int64_t k, const Ring *a, int64_t lda,
-                    const Ring *b, int64_t ldb, Ring *c, int64_t ldc, int threads,
-                    GemmKernelKind kind) {
+                    const Ring *b, int64_t ldb, Ring *c, int64_t ldc,
+                    int threads, GemmKernelKind kind) {
   if (m <= 0 || n <= 0 || k <= 0)
     return;
   bool avx = kind == GemmKernelKind::Avx512 ||
@@ -198,13 +204,14 @@ void gemmAccumulate(int64_t m, int64_t n, int64_t k, const Ring *a, int64_t lda,
     });
   } else {
     parallelFor(m, threads, kMr, [&](int64_t i0, int64_t i1) {
-      gemmSerial(i1 - i0, n, k, a + i0 * lda, lda, b, ldb, c + i0 * ldc, ldc, kernel);
+      gemmSerial(i1 - i0, n, k, a + i0 * lda, lda, b, ldb, c + i0 * ldc, ldc,
+                 kernel);
     });
   }
 }
 
-void gemmNaive(int64_t m, int64_t n, int64_t k, const Ring *a, int64_t lda, const Ring *b,
-               int64_t ldb, Ring *c, int64_t ldc) {
+void gemmNaive(int64_t m, int64_t n, int64_t k, const Ring *a, int64_t lda,
+               const Ring *b, int64_t ldb, Ring *c, int64_t ldc) {
   for (int64_t i = 0; i < m; ++i)
     for (int64_t p = 0; p < k; ++p) {
       Ring av = a[i * lda + p];

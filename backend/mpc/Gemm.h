@@ -30,12 +30,13 @@ const char *gemmKernelName(GemmKernelKind kind);
 
 /// C[m x n] += A[m x k] * B[k x n] (mod 2^64) on up to `threads` threads.
 void gemmAccumulate(int64_t m, int64_t n, int64_t k, const Ring *a, int64_t lda,
-                    const Ring *b, int64_t ldb, Ring *c, int64_t ldc, int threads = 1,
+                    const Ring *b, int64_t ldb, Ring *c, int64_t ldc,
+                    int threads = 1,
                     GemmKernelKind kind = GemmKernelKind::Auto);
 
 /// The textbook triple loop (i, p, j order), single-threaded: the
 /// reference for tests and the benchmark's baseline.
-void gemmNaive(int64_t m, int64_t n, int64_t k, const Ring *a, int64_t lda, const Ring *b,
-               int64_t ldb, Ring *c, int64_t ldc);
+void gemmNaive(int64_t m, int64_t n, int64_t k, const Ring *a, int64_t lda,
+               const Ring *b, int64_t ldb, Ring *c, int64_t ldc);
 
 } // namespace mdl::backend::mpc

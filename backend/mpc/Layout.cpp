@@ -18,11 +18,13 @@ llvm::Error fail(const std::string &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-std::string listToString(const std::vector<int64_t> &v) { return shapeToString(v); }
+std::string listToString(const std::vector<int64_t> &v) {
+  return shapeToString(v);
+}
 
 // out[i] = in[offset + sum_d idx_d * strides[d]] over outShape.
-void stridedCopy(const Shape &outShape, const std::vector<int64_t> &strides, int64_t offset,
-                 const Ring *in, Ring *out) {
+void stridedCopy(const Shape &outShape, const std::vector<int64_t> &strides,
+                 int64_t offset, const Ring *in, Ring *out) {
   int64_t total = numElements(outShape);
   if (total == 0)
     return;
@@ -82,7 +84,8 @@ llvm::Expected<RingArray> broadcastTo(const RingArray &x, const Shape &shape) {
   if (x.shape == shape)
     return x;
   if (x.shape.size() > shape.size())
-    return fail("cannot broadcast " + shapeToString(x.shape) + " to " + shapeToString(shape));
+    return fail("cannot broadcast " + shapeToString(x.shape) + " to " +
+                shapeToString(shape));
   size_t lead = shape.size() - x.shape.size();
   std::vector<int64_t> inStrides = stridesOf(x.shape);
   std::vector<int64_t> strides(shape.size(), 0);
@@ -101,7 +104,8 @@ llvm::Expected<RingArray> broadcastTo(const RingArray &x, const Shape &shape) {
   return out;
 }
 
-llvm::Expected<RingArray> transpose(const RingArray &x, const std::vector<int64_t> &perm) {
+llvm::Expected<RingArray> transpose(const RingArray &x,
+                                    const std::vector<int64_t> &perm) {
   size_t rank = x.shape.size();
   std::vector<bool> seen(rank, false);
   bool ok = perm.size() == rank;
@@ -114,7 +118,8 @@ llvm::Expected<RingArray> transpose(const RingArray &x, const std::vector<int64_
   }
   if (!ok)
     return fail("transpose permutation " + listToString(perm) +
-                " is not a permutation of the axes of rank " + std::to_string(rank));
+                " is not a permutation of the axes of rank " +
+                std::to_string(rank));
   std::vector<int64_t> inStrides = stridesOf(x.shape);
   Shape outShape(rank);
   std::vector<int64_t> strides(rank);
@@ -127,14 +132,17 @@ llvm::Expected<RingArray> transpose(const RingArray &x, const std::vector<int64_
   return out;
 }
 
-llvm::Expected<RingArray> slice(const RingArray &x, const std::vector<int64_t> &starts,
+llvm::Expected<RingArray> slice(const RingArray &x,
+                                const std::vector<int64_t> &starts,
                                 const std::vector<int64_t> &stops,
                                 const std::vector<int64_t> &steps) {
   size_t rank = x.shape.size();
   if (starts.size() != rank || stops.size() != rank || steps.size() != rank)
-    return fail("slice of rank " + std::to_string(rank) + " needs " + std::to_string(rank) +
-                " starts, stops and steps, got " + std::to_string(starts.size()) + ", " +
-                std::to_string(stops.size()) + " and " + std::to_string(steps.size()));
+    return fail("slice of rank " + std::to_string(rank) + " needs " +
+                std::to_string(rank) + " starts, stops and steps, got " +
+                std::to_string(starts.size()) + ", " +
+                std::to_string(stops.size()) + " and " +
+                std::to_string(steps.size()));
   std::vector<int64_t> inStrides = stridesOf(x.shape);
   Shape outShape(rank);
   std::vector<int64_t> strides(rank);
@@ -143,9 +151,11 @@ llvm::Expected<RingArray> slice(const RingArray &x, const std::vector<int64_t> &
     int64_t dim = x.shape[d];
     int64_t stop = std::min(stops[d], dim);
     if (steps[d] <= 0 || starts[d] < 0 || starts[d] > stop)
-      return fail("slice of axis " + std::to_string(d) + " (size " + std::to_string(dim) +
-                  ") has start " + std::to_string(starts[d]) + ", stop " +
-                  std::to_string(stops[d]) + ", step " + std::to_string(steps[d]) +
+      return fail("slice of axis " + std::to_string(d) + " (size " +
+                  std::to_string(dim) + ") has start " +
+                  std::to_string(starts[d]) + ", stop " +
+                  std::to_string(stops[d]) + ", step " +
+                  std::to_string(steps[d]) +
                   "; expected 0 <= start <= stop and step > 0");
     outShape[d] = (stop - starts[d] + steps[d] - 1) / steps[d];
     strides[d] = inStrides[d] * steps[d];
@@ -157,7 +167,8 @@ llvm::Expected<RingArray> slice(const RingArray &x, const std::vector<int64_t> &
   return out;
 }
 
-llvm::Expected<RingArray> concat(const std::vector<const RingArray *> &parts, int64_t axis) {
+llvm::Expected<RingArray> concat(const std::vector<const RingArray *> &parts,
+                                 int64_t axis) {
   if (parts.empty())
     return fail("concat needs at least one operand");
   const Shape &first = parts[0]->shape;
@@ -172,10 +183,12 @@ llvm::Expected<RingArray> concat(const std::vector<const RingArray *> &parts, in
       same = int64_t(d) == *ax || p->shape[d] == first[d];
     if (!same)
       return fail("concat along axis " + std::to_string(*ax) + ": shape " +
-                  shapeToString(p->shape) + " does not match " + shapeToString(first));
+                  shapeToString(p->shape) + " does not match " +
+                  shapeToString(first));
     outShape[*ax] += p->shape[*ax];
   }
-  // Each part contributes a contiguous block of `inner` elements per outer index.
+  // Each part contributes a contiguous block of `inner` elements per outer
+  // index.
   int64_t outer = 1, innerUnit = 1;
   for (int64_t d = 0; d < *ax; ++d)
     outer *= first[d];
@@ -186,13 +199,15 @@ llvm::Expected<RingArray> concat(const std::vector<const RingArray *> &parts, in
   for (int64_t o = 0; o < outer; ++o)
     for (const RingArray *p : parts) {
       int64_t block = p->shape[*ax] * innerUnit;
-      std::copy(p->data.begin() + o * block, p->data.begin() + (o + 1) * block, dst);
+      std::copy(p->data.begin() + o * block, p->data.begin() + (o + 1) * block,
+                dst);
       dst += block;
     }
   return out;
 }
 
-llvm::Expected<RingArray> gather(const RingArray &x, const std::vector<int64_t> &indices,
+llvm::Expected<RingArray> gather(const RingArray &x,
+                                 const std::vector<int64_t> &indices,
                                  const Shape &indexShape, int64_t axis) {
   auto ax = normalizeAxis(axis, x.shape.size());
   if (!ax)
@@ -211,14 +226,16 @@ llvm::Expected<RingArray> gather(const RingArray &x, const std::vector<int64_t> 
   for (size_t i = 0; i < indices.size(); ++i) {
     int64_t k = indices[i];
     if (k < -dim || k >= dim)
-      return fail("gather: index " + std::to_string(k) + " is out of range for axis " +
-                  std::to_string(*ax) + " of size " + std::to_string(dim));
+      return fail("gather: index " + std::to_string(k) +
+                  " is out of range for axis " + std::to_string(*ax) +
+                  " of size " + std::to_string(dim));
     rows[i] = k < 0 ? k + dim : k;
   }
   Shape outShape(x.shape.begin(), x.shape.begin() + *ax);
   outShape.insert(outShape.end(), indexShape.begin(), indexShape.end());
   outShape.insert(outShape.end(), x.shape.begin() + *ax + 1, x.shape.end());
-  RingArray out{outShape, std::vector<Ring>(size_t(outer * rows.size() * inner))};
+  RingArray out{outShape,
+                std::vector<Ring>(size_t(outer * rows.size() * inner))};
   Ring *dst = out.data.data();
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t r : rows) {
@@ -229,8 +246,8 @@ llvm::Expected<RingArray> gather(const RingArray &x, const std::vector<int64_t> 
   return out;
 }
 
-llvm::Expected<RingArray> reduceSum(const RingArray &x, const std::vector<int64_t> &axes,
-                                    bool keepDims) {
+llvm::Expected<RingArray>
+reduceSum(const RingArray &x, const std::vector<int64_t> &axes, bool keepDims) {
   size_t rank = x.shape.size();
   std::vector<bool> reduced(rank, axes.empty());
   for (int64_t a : axes) {

@@ -30,29 +30,33 @@ llvm::Expected<Shape> broadcastShapes(const Shape &a, const Shape &b);
 llvm::Expected<RingArray> broadcastTo(const RingArray &x, const Shape &shape);
 
 /// Axes permuted: result dim i is input dim perm[i].
-llvm::Expected<RingArray> transpose(const RingArray &x, const std::vector<int64_t> &perm);
+llvm::Expected<RingArray> transpose(const RingArray &x,
+                                    const std::vector<int64_t> &perm);
 
 /// x[starts[d] : stops[d] : steps[d]] along every axis d; steps are
 /// positive and 0 <= start <= stop <= dim (stops beyond the dimension are
 /// clamped, as in NumPy).
-llvm::Expected<RingArray> slice(const RingArray &x, const std::vector<int64_t> &starts,
+llvm::Expected<RingArray> slice(const RingArray &x,
+                                const std::vector<int64_t> &starts,
                                 const std::vector<int64_t> &stops,
                                 const std::vector<int64_t> &steps);
 
 /// The arrays joined along `axis` (negative counts from the end); all other
 /// dimensions agree.
-llvm::Expected<RingArray> concat(const std::vector<const RingArray *> &parts, int64_t axis);
+llvm::Expected<RingArray> concat(const std::vector<const RingArray *> &parts,
+                                 int64_t axis);
 
 /// Rows of x picked along `axis` by public `indices` of shape `indexShape`:
 /// the result shape is x[:axis] + indexShape + x[axis+1:]. Indices lie in
 /// [-dim, dim) (negative counts from the end).
-llvm::Expected<RingArray> gather(const RingArray &x, const std::vector<int64_t> &indices,
+llvm::Expected<RingArray> gather(const RingArray &x,
+                                 const std::vector<int64_t> &indices,
                                  const Shape &indexShape, int64_t axis);
 
 /// Sum (mod 2^64) over `axes` (empty: every axis), keeping them as size-1
 /// dimensions when keepDims.
-llvm::Expected<RingArray> reduceSum(const RingArray &x, const std::vector<int64_t> &axes,
-                                    bool keepDims);
+llvm::Expected<RingArray>
+reduceSum(const RingArray &x, const std::vector<int64_t> &axes, bool keepDims);
 
 /// `axis` in [0, rank), negative counting from the end; an error otherwise.
 llvm::Expected<int64_t> normalizeAxis(int64_t axis, size_t rank);

@@ -49,9 +49,10 @@ llvm::Expected<std::vector<double>> parseValues(const std::string &spec) {
     double x;
     auto r = std::from_chars(p, end, x);
     if (r.ec != std::errc())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "not a number in input values: '" +
-                                         std::string(p, std::min<size_t>(20, end - p)) + "'");
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "not a number in input values: '" +
+              std::string(p, std::min<size_t>(20, end - p)) + "'");
     v.push_back(x);
     p = r.ptr;
   }
@@ -79,7 +80,8 @@ int fail(const std::string &message) {
 } // namespace
 
 int main(int argc, char **argv) {
-  CLI::App app{"Runs an mpc protocol program (threads, or one party of three over TLS)"};
+  CLI::App app{
+      "Runs an mpc protocol program (threads, or one party of three over TLS)"};
   std::string programFile, peers, tlsDir, certsDir;
   std::vector<std::string> inputs;
   int party = -1, threads = 0;
@@ -87,16 +89,23 @@ int main(int argc, char **argv) {
   int ioTimeoutMs = 30000, connectTimeoutMs = 30000;
   bool timings = false;
   app.add_option("--program", programFile, "protocol program (text form)");
-  app.add_option("--input", inputs, "K=v,v,... or K=@file: the value of input K");
+  app.add_option("--input", inputs,
+                 "K=v,v,... or K=@file: the value of input K");
   app.add_option("--mpc-party", party, "this process's party (0, 1 or 2)");
   app.add_option("--mpc-peers", peers, "H0:P0,H1:P1,H2:P2");
-  app.add_option("--mpc-tls", tlsDir, "directory with ca.pem, partyI.pem, partyI.key");
-  app.add_option("--test-seed", seed, "fixed PRG seed (tests only: not secure)");
+  app.add_option("--mpc-tls", tlsDir,
+                 "directory with ca.pem, partyI.pem, partyI.key");
+  app.add_option("--test-seed", seed,
+                 "fixed PRG seed (tests only: not secure)");
   app.add_option("--threads", threads, "threads per party (0: default)");
-  app.add_option("--io-timeout-ms", ioTimeoutMs, "bound on each wait for a peer");
-  app.add_option("--connect-timeout-ms", connectTimeoutMs, "bound on connecting to peers");
-  app.add_flag("--timings", timings, "print rounds, bytes and time per operation kind");
-  app.add_option("--make-certs", certsDir, "write a test CA and three party certificates");
+  app.add_option("--io-timeout-ms", ioTimeoutMs,
+                 "bound on each wait for a peer");
+  app.add_option("--connect-timeout-ms", connectTimeoutMs,
+                 "bound on connecting to peers");
+  app.add_flag("--timings", timings,
+               "print rounds, bytes and time per operation kind");
+  app.add_option("--make-certs", certsDir,
+                 "write a test CA and three party certificates");
   CLI11_PARSE(app, argc, argv);
 
   if (!certsDir.empty()) {
@@ -121,13 +130,15 @@ int main(int argc, char **argv) {
   for (const std::string &spec : inputs) {
     size_t eq = spec.find('=');
     size_t k = 0;
-    auto r = std::from_chars(spec.data(), spec.data() + (eq == std::string::npos ? 0 : eq), k);
+    auto r = std::from_chars(
+        spec.data(), spec.data() + (eq == std::string::npos ? 0 : eq), k);
     if (eq == std::string::npos || r.ec != std::errc() || k >= values.size())
       return fail("--input " + spec + ": expected K=VALUES with K below " +
                   std::to_string(values.size()));
     auto v = parseValues(spec.substr(eq + 1));
     if (!v)
-      return fail("--input " + std::to_string(k) + ": " + llvm::toString(v.takeError()));
+      return fail("--input " + std::to_string(k) + ": " +
+                  llvm::toString(v.takeError()));
     values[k] = PlainTensor{program->inputs[k].shape, std::move(*v)};
     given[k] = true;
   }

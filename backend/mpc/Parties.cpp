@@ -5,6 +5,7 @@
 #include "backend/mpc/TlsChannel.h"
 
 #include <algorithm>
+#include <new>
 #include <thread>
 
 namespace mdl::backend::mpc {
@@ -25,14 +26,21 @@ std::string partyMessage(int party, llvm::Error err) {
 
 // One party's whole life on a connected channel: engine setup, the body,
 // then closing the channel (which also releases peers waiting on it).
-llvm::Error runOnChannel(Channel &channel, const Rep3Options &options, const PartyFn &fn,
-                         OpStatsTable *stats) {
+llvm::Error runOnChannel(Channel &channel, const Rep3Options &options,
+                         const PartyFn &fn, OpStatsTable *stats) {
   auto engine = Rep3Engine::create(channel, options);
   if (!engine) {
     channel.close();
     return engine.takeError();
   }
-  llvm::Error err = fn(**engine);
+  llvm::Error err = llvm::Error::success();
+  try {
+    err = fn(**engine);
+  } catch (const std::bad_alloc &) {
+    err = fail("out of memory");
+  } catch (const std::exception &e) {
+    err = fail(std::string("unexpected exception: ") + e.what());
+  }
   if (stats)
     *stats = (*engine)->stats();
   channel.close();
@@ -45,17 +53,20 @@ llvm::Error runThreeParties(const Rep3Options &options, const PartyFn &fn,
                             std::vector<OpStatsTable> *stats,
                             std::chrono::milliseconds timeout) {
   auto channels = makeLocalChannels(timeout);
-  return runOnChannels({channels[0].get(), channels[1].get(), channels[2].get()}, options, fn,
-                       stats);
+  return runOnChannels(
+      {channels[0].get(), channels[1].get(), channels[2].get()}, options, fn,
+      stats);
 }
 
-llvm::Error runOnChannels(const std::vector<Channel *> &channels, const Rep3Options &options,
-                          const PartyFn &fn, std::vector<OpStatsTable> *stats) {
+llvm::Error runOnChannels(const std::vector<Channel *> &channels,
+                          const Rep3Options &options, const PartyFn &fn,
+                          std::vector<OpStatsTable> *stats) {
   if (channels.size() != size_t(kNumParties))
     return fail("expected 3 channels, got " + std::to_string(channels.size()));
   for (int i = 0; i < kNumParties; ++i)
     if (!channels[i] || channels[i]->party() != i)
-      return fail("channel " + std::to_string(i) + " is not party " + std::to_string(i) + "'s");
+      return fail("channel " + std::to_string(i) + " is not party " +
+                  std::to_string(i) + "'s");
   Rep3Options opts = options;
   if (opts.threads <= 0)
     opts.threads = std::max(1, hardwareThreads() / kNumParties);
@@ -83,11 +94,13 @@ llvm::Expected<std::vector<PeerAddress>> parsePeers(const std::string &text) {
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t comma = text.find(',', pos);
-    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    std::string item = text.substr(
+        pos, comma == std::string::npos ? std::string::npos : comma - pos);
     std::string host, port;
     if (!item.empty() && item[0] == '[') {
       size_t close = item.find(']');
-      if (close == std::string::npos || close + 1 >= item.size() || item[close + 1] != ':')
+      if (close == std::string::npos || close + 1 >= item.size() ||
+          item[close + 1] != ':')
         return fail("peer '" + item + "' is not [IPV6]:PORT");
       host = item.substr(1, close - 1);
       port = item.substr(close + 2);
@@ -99,30 +112,36 @@ llvm::Expected<std::vector<PeerAddress>> parsePeers(const std::string &text) {
       port = item.substr(colon + 1);
     }
     bool digits = !port.empty() && port.size() <= 5 &&
-                  std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (host.empty() || !digits || std::stoul(port) == 0 || std::stoul(port) > 65535)
-      return fail("peer '" + item + "' needs a host and a port from 1 to 65535");
+                  std::all_of(port.begin(), port.end(),
+                              [](char c) { return c >= '0' && c <= '9'; });
+    if (host.empty() || !digits || std::stoul(port) == 0 ||
+        std::stoul(port) > 65535)
+      return fail("peer '" + item +
+                  "' needs a host and a port from 1 to 65535");
     peers.push_back({host, uint16_t(std::stoul(port))});
     if (comma == std::string::npos)
       break;
     pos = comma + 1;
   }
   if (peers.size() != size_t(kNumParties))
-    return fail("expected 3 peers H0:P0,H1:P1,H2:P2, got " + std::to_string(peers.size()) +
-                " in '" + text + "'");
+    return fail("expected 3 peers H0:P0,H1:P1,H2:P2, got " +
+                std::to_string(peers.size()) + " in '" + text + "'");
   return peers;
 }
 
-llvm::Error runParty(const PartyConfig &config, const Rep3Options &options, const PartyFn &fn,
-                     OpStatsTable *stats) {
+llvm::Error runParty(const PartyConfig &config, const Rep3Options &options,
+                     const PartyFn &fn, OpStatsTable *stats) {
   if (config.party < 0 || config.party >= kNumParties)
-    return fail("--mpc-party " + std::to_string(config.party) + " is not 0, 1 or 2");
+    return fail("--mpc-party " + std::to_string(config.party) +
+                " is not 0, 1 or 2");
   TlsConfig tls;
   tls.party = config.party;
   tls.peers = config.peers;
   tls.caFile = config.tlsDir + "/ca.pem";
-  tls.certFile = config.tlsDir + "/party" + std::to_string(config.party) + ".pem";
-  tls.keyFile = config.tlsDir + "/party" + std::to_string(config.party) + ".key";
+  tls.certFile =
+      config.tlsDir + "/party" + std::to_string(config.party) + ".pem";
+  tls.keyFile =
+      config.tlsDir + "/party" + std::to_string(config.party) + ".key";
   tls.connectTimeout = config.connectTimeout;
   tls.ioTimeout = config.ioTimeout;
   auto channel = connectTls(tls);

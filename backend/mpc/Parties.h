@@ -28,14 +28,16 @@ using PartyFn = std::function<llvm::Error(Rep3Engine &)>;
 /// Options::threads = 0 gives each party a third of the hardware threads
 /// (at least one). `stats`, when given, receives each party's accounting.
 /// Returns the parties' errors joined (each names its party).
-llvm::Error runThreeParties(const Rep3Options &options, const PartyFn &fn,
-                            std::vector<OpStatsTable> *stats = nullptr,
-                            std::chrono::milliseconds timeout = std::chrono::seconds(30));
+llvm::Error
+runThreeParties(const Rep3Options &options, const PartyFn &fn,
+                std::vector<OpStatsTable> *stats = nullptr,
+                std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 /// runThreeParties on channels the caller made (index = party), for tests
 /// that observe or disturb the traffic. Threads default as there.
-llvm::Error runOnChannels(const std::vector<Channel *> &channels, const Rep3Options &options,
-                          const PartyFn &fn, std::vector<OpStatsTable> *stats = nullptr);
+llvm::Error runOnChannels(const std::vector<Channel *> &channels,
+                          const Rep3Options &options, const PartyFn &fn,
+                          std::vector<OpStatsTable> *stats = nullptr);
 
 /// A peer's address.
 struct PeerAddress {
@@ -62,7 +64,7 @@ struct PartyConfig {
 /// the other two over TLS 1.3 with mutual certificate checks, sets up the
 /// engine and runs `fn`. `stats`, when given, receives this party's
 /// accounting.
-llvm::Error runParty(const PartyConfig &config, const Rep3Options &options, const PartyFn &fn,
-                     OpStatsTable *stats = nullptr);
+llvm::Error runParty(const PartyConfig &config, const Rep3Options &options,
+                     const PartyFn &fn, OpStatsTable *stats = nullptr);
 
 } // namespace mdl::backend::mpc

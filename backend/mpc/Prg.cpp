@@ -31,7 +31,8 @@ llvm::Expected<PrgKey> randomKey() {
   PrgKey key;
   if (RAND_bytes(key.data(), int(key.size())) != 1)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "cannot draw a random key: " + opensslMessage());
+                                   "cannot draw a random key: " +
+                                       opensslMessage());
   return key;
 }
 
@@ -44,7 +45,8 @@ PrgKey testKey(uint64_t seed, uint64_t index) {
   PrgKey key{};
   // SHA-256 cannot fail on a fixed in-memory input; should OpenSSL be
   // broken, fall back to the raw bytes (tests only).
-  if (EVP_Digest(input, sizeof input, digest, &len, EVP_sha256(), nullptr) != 1 ||
+  if (EVP_Digest(input, sizeof input, digest, &len, EVP_sha256(), nullptr) !=
+          1 ||
       len < key.size())
     std::memcpy(digest, input + 16, 16);
   std::memcpy(key.data(), digest, key.size());
@@ -65,10 +67,11 @@ llvm::Error Prg::init(const PrgKey &key) {
   auto ctx = std::make_unique<Ctx>();
   ctx->evp = EVP_CIPHER_CTX_new();
   unsigned char iv[16] = {0};
-  if (!ctx->evp ||
-      EVP_EncryptInit_ex(ctx->evp, EVP_aes_128_ctr(), nullptr, key.data(), iv) != 1)
+  if (!ctx->evp || EVP_EncryptInit_ex(ctx->evp, EVP_aes_128_ctr(), nullptr,
+                                      key.data(), iv) != 1)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "cannot set up AES-128-CTR: " + opensslMessage());
+                                   "cannot set up AES-128-CTR: " +
+                                       opensslMessage());
   ctx_ = std::move(ctx);
   return llvm::Error::success();
 }
@@ -84,7 +87,8 @@ void Prg::fillBytes(void *out, size_t bytes) {
     int len = 0;
     // Counter mode with a valid context does not fail; should it, the
     // bytes are zeroed rather than left undefined.
-    if (EVP_EncryptUpdate(ctx_->evp, p, &len, zeros, int(n)) != 1 || size_t(len) != n)
+    if (EVP_EncryptUpdate(ctx_->evp, p, &len, zeros, int(n)) != 1 ||
+        size_t(len) != n)
       std::memset(p, 0, n);
     p += n;
     bytes -= n;

@@ -24,7 +24,11 @@ using K = ProgramOpKind;
 
 const std::vector<ProgramOpInfo> &programOps() {
   static const std::vector<ProgramOpInfo> ops = {
-      {K::Constant, "constant", 0, 0, {"value:f", "value_shape:i", "integer:i?"}},
+      {K::Constant,
+       "constant",
+       0,
+       0,
+       {"value:f", "value_shape:i", "integer:i?"}},
       {K::Add, "add", 2, 2, {}},
       {K::Sub, "sub", 2, 2, {}},
       {K::Neg, "neg", 1, 1, {}},
@@ -101,10 +105,12 @@ llvm::Error verifyProgram(const Program &p) {
   auto inRange = [&](int slot) { return slot >= 0 && slot < p.numSlots; };
   auto define = [&](int slot, const std::string &where) {
     if (!inRange(slot))
-      problems.push_back(where + ": slot %" + std::to_string(slot) + " is out of range (" +
-                         std::to_string(p.numSlots) + " slots)");
+      problems.push_back(where + ": slot %" + std::to_string(slot) +
+                         " is out of range (" + std::to_string(p.numSlots) +
+                         " slots)");
     else if (defined[slot])
-      problems.push_back(where + ": slot %" + std::to_string(slot) + " is written twice");
+      problems.push_back(where + ": slot %" + std::to_string(slot) +
+                         " is written twice");
     else
       defined[slot] = true;
   };
@@ -114,7 +120,8 @@ llvm::Error verifyProgram(const Program &p) {
     const ProgramInput &in = p.inputs[i];
     std::string where = "input " + std::to_string(i);
     if (in.owner < 0 || in.owner >= kNumParties)
-      problems.push_back(where + ": owner " + std::to_string(in.owner) + " is not 0, 1 or 2");
+      problems.push_back(where + ": owner " + std::to_string(in.owner) +
+                         " is not 0, 1 or 2");
     if (numElements(in.shape) < 0)
       problems.push_back(where + ": invalid shape " + shapeToString(in.shape));
     define(in.slot, where);
@@ -131,17 +138,18 @@ llvm::Error verifyProgram(const Program &p) {
     int n = int(ins.operands.size());
     if (n < info.minOperands || (info.maxOperands >= 0 && n > info.maxOperands))
       problems.push_back(where + ": takes " + std::to_string(info.minOperands) +
-                         (info.maxOperands == info.minOperands
-                              ? ""
-                              : info.maxOperands < 0 ? " or more"
-                                                     : " to " + std::to_string(info.maxOperands)) +
+                         (info.maxOperands == info.minOperands ? ""
+                          : info.maxOperands < 0
+                              ? " or more"
+                              : " to " + std::to_string(info.maxOperands)) +
                          " operands, got " + std::to_string(n));
     for (int k = 0; k < n; ++k) {
       int s = ins.operands[k];
       if (s == -1 && ins.op == K::LayerNorm && k > 0)
         continue; // absent gamma or beta
       if (!inRange(s) || !defined[s])
-        problems.push_back(where + ": operand %" + std::to_string(s) + " is not defined before");
+        problems.push_back(where + ": operand %" + std::to_string(s) +
+                           " is not defined before");
     }
     for (const char *spec : info.attrs) {
       std::string s = spec;
@@ -149,7 +157,8 @@ llvm::Error verifyProgram(const Program &p) {
       if (optional)
         s.pop_back();
       std::string name = s.substr(0, s.find(':'));
-      AttrKind kind = s.substr(s.find(':') + 1) == "f" ? AttrKind::Floats : AttrKind::Ints;
+      AttrKind kind =
+          s.substr(s.find(':') + 1) == "f" ? AttrKind::Floats : AttrKind::Ints;
       const ProgramAttr *a = ins.attr(name);
       if (!a) {
         if (!optional)
@@ -168,14 +177,15 @@ llvm::Error verifyProgram(const Program &p) {
         problems.push_back(where + ": unknown attribute '" + a.name + "'");
     }
     if (numElements(ins.shape) < 0)
-      problems.push_back(where + ": invalid result shape " + shapeToString(ins.shape));
+      problems.push_back(where + ": invalid result shape " +
+                         shapeToString(ins.shape));
     define(ins.result, where);
   }
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     int s = p.outputs[i].slot;
     if (!inRange(s) || !defined[s])
-      problems.push_back("output " + std::to_string(i) + ": slot %" + std::to_string(s) +
-                         " is not defined");
+      problems.push_back("output " + std::to_string(i) + ": slot %" +
+                         std::to_string(s) + " is not defined");
   }
   if (problems.empty())
     return llvm::Error::success();

@@ -32,28 +32,28 @@ namespace mdl::backend::mpc {
 /// The operations of protocol programs (programOpInfo gives each one's
 /// name, operands and attributes).
 enum class ProgramOpKind {
-  Constant,   ///< a public tensor as a sharing: value, value_shape, integer
-  Add,        ///< x + y (broadcasting)
-  Sub,        ///< x - y
-  Neg,        ///< -x
-  AddPublic,  ///< x + value
-  MulPublic,  ///< x * value
-  Mul,        ///< x * y
-  MatMul,     ///< x @ y (NumPy matmul)
-  Truncate,   ///< probabilistic truncation by bits
-  Lt,         ///< x < y, secret bits
+  Constant,  ///< a public tensor as a sharing: value, value_shape, integer
+  Add,       ///< x + y (broadcasting)
+  Sub,       ///< x - y
+  Neg,       ///< -x
+  AddPublic, ///< x + value
+  MulPublic, ///< x * value
+  Mul,       ///< x * y
+  MatMul,    ///< x @ y (NumPy matmul)
+  Truncate,  ///< probabilistic truncation by bits
+  Lt,        ///< x < y, secret bits
   Le,
   Gt,
   Ge,
   Eq,
   Ne,
-  Select,     ///< cond ? x : y
+  Select, ///< cond ? x : y
   Relu,
   Abs,
-  Max,        ///< element-wise
+  Max, ///< element-wise
   Min,
-  Clip,       ///< to [lo, hi]
-  ReduceMax,  ///< along axis, keepdims
+  Clip,      ///< to [lo, hi]
+  ReduceMax, ///< along axis, keepdims
   ReduceMin,
   ArgMax,
   ArgMin,
@@ -64,17 +64,17 @@ enum class ProgramOpKind {
   Sqrt,
   Sigmoid,
   Tanh,
-  Gelu,       ///< approximate: 1 for the tanh form
-  Softmax,    ///< along axis
-  LayerNorm,  ///< x[, gamma[, beta]] along axis with eps
-  Sum,        ///< over axes (empty: all), keepdims
+  Gelu,      ///< approximate: 1 for the tanh form
+  Softmax,   ///< along axis
+  LayerNorm, ///< x[, gamma[, beta]] along axis with eps
+  Sum,       ///< over axes (empty: all), keepdims
   Mean,
-  Reshape,    ///< to the result shape
-  Transpose,  ///< perm
-  Slice,      ///< starts, stops, steps
-  Concat,     ///< any number of operands along axis
-  Gather,     ///< indices, index_shape, axis
-  Broadcast,  ///< to the result shape
+  Reshape,   ///< to the result shape
+  Transpose, ///< perm
+  Slice,     ///< starts, stops, steps
+  Concat,    ///< any number of operands along axis
+  Gather,    ///< indices, index_shape, axis
+  Broadcast, ///< to the result shape
 };
 
 /// The kind of an attribute's values.

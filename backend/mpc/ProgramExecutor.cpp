@@ -7,6 +7,7 @@
 // 4. Reveal all revealed outputs in one round; hand the others back shared.
 #include "backend/mpc/Program.h"
 
+#include <new>
 #include <optional>
 
 namespace mdl::backend::mpc {
@@ -47,18 +48,24 @@ llvm::Expected<double> floatAttr(const Instruction &ins, const char *name) {
 
 llvm::Expected<PlainTensor> tensorAttr(const Instruction &ins) {
   const ProgramAttr *v = ins.attr("value");
-  PlainTensor t{intsAttr(ins, "value_shape"), v ? v->floats : std::vector<double>()};
+  PlainTensor t{intsAttr(ins, "value_shape"),
+                v ? v->floats : std::vector<double>()};
   if (numElements(t.shape) != int64_t(t.values.size()))
     return fail("value of shape " + shapeToString(t.shape) + " has " +
                 std::to_string(t.values.size()) + " numbers");
   return t;
 }
 
-llvm::Expected<SharedTensor> step(Rep3Engine &e, const Instruction &ins,
-                                  const std::vector<std::optional<SharedTensor>> &slots) {
-  auto op = [&](size_t k) -> const SharedTensor & { return *slots[ins.operands[k]]; };
+llvm::Expected<SharedTensor>
+step(Rep3Engine &e, const Instruction &ins,
+     const std::vector<std::optional<SharedTensor>> &slots) {
+  auto op = [&](size_t k) -> const SharedTensor & {
+    return *slots[ins.operands[k]];
+  };
   auto optionalOp = [&](size_t k) -> const SharedTensor * {
-    return k < ins.operands.size() && ins.operands[k] >= 0 ? &*slots[ins.operands[k]] : nullptr;
+    return k < ins.operands.size() && ins.operands[k] >= 0
+               ? &*slots[ins.operands[k]]
+               : nullptr;
   };
   bool keep = intAttr(ins, "keepdims", 0) != 0;
   int64_t axis = intAttr(ins, "axis", -1);
@@ -81,7 +88,8 @@ llvm::Expected<SharedTensor> step(Rep3Engine &e, const Instruction &ins,
     auto t = tensorAttr(ins);
     if (!t)
       return t.takeError();
-    return ins.op == K::AddPublic ? e.addPublic(op(0), *t) : e.mulPublic(op(0), *t);
+    return ins.op == K::AddPublic ? e.addPublic(op(0), *t)
+                                  : e.mulPublic(op(0), *t);
   }
   case K::Mul:
     return e.mul(op(0), op(1));
@@ -170,7 +178,8 @@ llvm::Expected<SharedTensor> step(Rep3Engine &e, const Instruction &ins,
     return e.concat(parts, axis);
   }
   case K::Gather:
-    return e.gather(op(0), intsAttr(ins, "indices"), intsAttr(ins, "index_shape"), axis);
+    return e.gather(op(0), intsAttr(ins, "indices"),
+                    intsAttr(ins, "index_shape"), axis);
   case K::Broadcast:
     return e.broadcastTo(op(0), ins.shape);
   }
@@ -179,14 +188,34 @@ llvm::Expected<SharedTensor> step(Rep3Engine &e, const Instruction &ins,
 
 } // namespace
 
+namespace {
+llvm::Expected<std::vector<ProgramValue>>
+runVerified(Rep3Engine &engine, const Program &program,
+            const std::vector<const PlainTensor *> &inputValues);
+} // namespace
+
 llvm::Expected<std::vector<ProgramValue>>
 runProgram(Rep3Engine &engine, const Program &program,
            const std::vector<const PlainTensor *> &inputValues) {
+  // Tensors too large for memory make std::vector throw; that is an error
+  // of this run, not a reason to abort the process.
+  try {
+    return runVerified(engine, program, inputValues);
+  } catch (const std::bad_alloc &) {
+    return fail("out of memory running the protocol program");
+  }
+}
+
+namespace {
+llvm::Expected<std::vector<ProgramValue>>
+runVerified(Rep3Engine &engine, const Program &program,
+            const std::vector<const PlainTensor *> &inputValues) {
   if (auto err = verifyProgram(program))
     return err;
   if (inputValues.size() != program.inputs.size())
     return fail("the program has " + std::to_string(program.inputs.size()) +
-                " inputs, got " + std::to_string(inputValues.size()) + " values");
+                " inputs, got " + std::to_string(inputValues.size()) +
+                " values");
   std::vector<std::optional<SharedTensor>> slots(program.numSlots);
   // Last instruction reading each slot; outputs are kept to the end.
   std::vector<int> lastUse(program.numSlots, -1);
@@ -199,16 +228,19 @@ runProgram(Rep3Engine &engine, const Program &program,
 
   for (size_t i = 0; i < program.inputs.size(); ++i) {
     const ProgramInput &in = program.inputs[i];
-    auto x = engine.input(in.owner, engine.party() == in.owner ? inputValues[i] : nullptr,
+    auto x = engine.input(in.owner,
+                          engine.party() == in.owner ? inputValues[i] : nullptr,
                           in.shape, in.encoding);
     if (!x)
-      return fail("input " + std::to_string(i) + ": " + messageOf(x.takeError(), engine.party()));
+      return fail("input " + std::to_string(i) + ": " +
+                  messageOf(x.takeError(), engine.party()));
     slots[in.slot] = std::move(*x);
   }
   for (size_t i = 0; i < program.instructions.size(); ++i) {
     const Instruction &ins = program.instructions[i];
-    std::string where = "instruction " + std::to_string(i) + " (%" + std::to_string(ins.result) +
-                        " = " + programOpInfo(ins.op).name + ")";
+    std::string where = "instruction " + std::to_string(i) + " (%" +
+                        std::to_string(ins.result) + " = " +
+                        programOpInfo(ins.op).name + ")";
     auto r = step(engine, ins, slots);
     if (!r)
       return fail(where + ": " + messageOf(r.takeError(), engine.party()));
@@ -225,8 +257,9 @@ runProgram(Rep3Engine &engine, const Program &program,
     if (o.reveal)
       toReveal.push_back(&*slots[o.slot]);
   std::vector<PlainTensor> none;
-  auto opened = toReveal.empty() ? llvm::Expected<std::vector<PlainTensor>>(std::move(none))
-                                 : engine.revealMany(toReveal);
+  auto opened = toReveal.empty()
+                    ? llvm::Expected<std::vector<PlainTensor>>(std::move(none))
+                    : engine.revealMany(toReveal);
   if (!opened)
     return opened.takeError();
   std::vector<ProgramValue> out;
@@ -242,5 +275,6 @@ runProgram(Rep3Engine &engine, const Program &program,
   }
   return out;
 }
+} // namespace
 
 } // namespace mdl::backend::mpc

@@ -3,8 +3,8 @@
 //
 //   program := "mpc.program" "slots" INT NL item*
 //   item    := "input" SLOT "owner" INT ("fixed" | "integer") SHAPE
-//            | SLOT "=" NAME [SLOT ("," SLOT)*] ["{" attr ("," attr)* "}"] ":" SHAPE
-//            | "output" SLOT ("reveal" | "shared")
+//            | SLOT "=" NAME [SLOT ("," SLOT)*] ["{" attr ("," attr)* "}"] ":"
+//            SHAPE | "output" SLOT ("reveal" | "shared")
 //   attr    := NAME "=" ("i" | "f") "[" [NUMBER ("," NUMBER)*] "]"
 //   SLOT    := "%" INT | "%_" (an absent optional operand)
 //   SHAPE   := "[" [INT ("," INT)*] "]"
@@ -36,7 +36,8 @@ public:
   LineParser(const std::string &line, int number) : s_(line), line_(number) {}
 
   void skipSpace() {
-    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_])))
+    while (pos_ < s_.size() &&
+           std::isspace(static_cast<unsigned char>(s_[pos_])))
       ++pos_;
   }
   bool atEnd() {
@@ -55,13 +56,15 @@ public:
     return true;
   }
   llvm::Error expect(const std::string &token) {
-    return consume(token) ? llvm::Error::success() : error("expected '" + token + "'");
+    return consume(token) ? llvm::Error::success()
+                          : error("expected '" + token + "'");
   }
   std::string word() {
     skipSpace();
     size_t start = pos_;
-    while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) ||
-                                s_[pos_] == '_' || s_[pos_] == '.'))
+    while (pos_ < s_.size() &&
+           (std::isalnum(static_cast<unsigned char>(s_[pos_])) ||
+            s_[pos_] == '_' || s_[pos_] == '.'))
       ++pos_;
     return s_.substr(start, pos_ - start);
   }
@@ -129,8 +132,9 @@ public:
   }
   llvm::Error error(const std::string &message) const {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "program line " + std::to_string(line_) + ", column " +
-                                       std::to_string(pos_ + 1) + ": " + message);
+                                   "program line " + std::to_string(line_) +
+                                       ", column " + std::to_string(pos_ + 1) +
+                                       ": " + message);
   }
 
 private:
@@ -230,7 +234,8 @@ std::string printProgram(const Program &p) {
     os << " : " << shapeToString(ins.shape) << "\n";
   }
   for (const ProgramOutput &o : p.outputs)
-    os << "output " << slotText(o.slot) << (o.reveal ? " reveal" : " shared") << "\n";
+    os << "output " << slotText(o.slot) << (o.reveal ? " reveal" : " shared")
+       << "\n";
   return os.str();
 }
 
@@ -255,7 +260,8 @@ llvm::Expected<Program> parseProgram(const std::string &text) {
       if (!n)
         return n.takeError();
       if (*n < 0 || *n > (1 << 30))
-        return lp.error("slot count " + std::to_string(*n) + " is out of range");
+        return lp.error("slot count " + std::to_string(*n) +
+                        " is out of range");
       p.numSlots = int(*n);
       header = true;
     } else if (lp.consume("input")) {
@@ -273,7 +279,8 @@ llvm::Expected<Program> parseProgram(const std::string &text) {
       std::string enc = lp.word();
       if (enc != "fixed" && enc != "integer")
         return lp.error("expected 'fixed' or 'integer', found '" + enc + "'");
-      in.encoding = enc == "fixed" ? EncodingKind::Fixed : EncodingKind::Integer;
+      in.encoding =
+          enc == "fixed" ? EncodingKind::Fixed : EncodingKind::Integer;
       auto shape = lp.intList();
       if (!shape)
         return shape.takeError();
@@ -298,8 +305,9 @@ llvm::Expected<Program> parseProgram(const std::string &text) {
       return lp.error("unexpected text at the end of the line");
   }
   if (!header)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "empty program: expected 'mpc.program slots N'");
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "empty program: expected 'mpc.program slots N'");
   if (auto err = verifyProgram(p))
     return err;
   return p;

@@ -66,7 +66,8 @@ Rep3Internals::andMany(const std::vector<const Shares *> &xs,
   size_t offset = 0;
   for (size_t p = 0; p < xs.size(); ++p) {
     const Shares &x = *xs[p], &y = *ys[p];
-    andLocal(x.size(), x.a.data(), x.b.data(), y.a.data(), y.b.data(), z.data() + offset);
+    andLocal(x.size(), x.a.data(), x.b.data(), y.a.data(), y.b.data(),
+             z.data() + offset);
     offset += x.size();
   }
   auto r = reshare(std::move(z));
@@ -84,7 +85,8 @@ Rep3Internals::andMany(const std::vector<const Shares *> &xs,
   return out;
 }
 
-llvm::Expected<Shares> Rep3Internals::andWords(const Shares &x, const Shares &y) {
+llvm::Expected<Shares> Rep3Internals::andWords(const Shares &x,
+                                               const Shares &y) {
   auto r = andMany({&x}, {&y});
   if (!r)
     return r.takeError();
@@ -195,12 +197,13 @@ llvm::Expected<Shares> Rep3Internals::bitInjectMsb(const Shares &words) {
   return out;
 }
 
-// --- Engine operations ---------------------------------------------------------------------------
+// --- Engine operations
+// ---------------------------------------------------------------------------
 
 namespace {
 
-llvm::Error alignForCompare(const SharedTensor &x, const SharedTensor &y, int fracBits,
-                            SharedTensor &xo, SharedTensor &yo) {
+llvm::Error alignForCompare(const SharedTensor &x, const SharedTensor &y,
+                            int fracBits, SharedTensor &xo, SharedTensor &yo) {
   if (auto err = broadcastPair(x, y, xo, yo))
     return err;
   if (xo.encoding != yo.encoding) {
@@ -221,7 +224,8 @@ llvm::Expected<SharedTensor> Rep3Engine::msb(const SharedTensor &x) {
   return SharedTensor{x.shape, EncodingKind::Integer, std::move(*b)};
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::compare(CompareKind kind, const SharedTensor &x,
+llvm::Expected<SharedTensor> Rep3Engine::compare(CompareKind kind,
+                                                 const SharedTensor &x,
                                                  const SharedTensor &y) {
   static const char *const names[] = {"lt", "le", "gt", "ge", "eq", "ne"};
   OpScope scope(*this, names[int(kind)]);
@@ -238,10 +242,13 @@ llvm::Expected<SharedTensor> Rep3Engine::compare(CompareKind kind, const SharedT
     auto both = in.msb(joinShares(xMinusY, yMinusX));
     if (!both)
       return both.takeError();
-    Shares either = addShares(sliceShares(*both, 0, n), sliceShares(*both, n, n));
-    result = kind == CompareKind::Ne ? std::move(either) : oneMinusBits(either, party_);
+    Shares either =
+        addShares(sliceShares(*both, 0, n), sliceShares(*both, n, n));
+    result = kind == CompareKind::Ne ? std::move(either)
+                                     : oneMinusBits(either, party_);
   } else {
-    bool strictOnX = kind == CompareKind::Lt || kind == CompareKind::Ge; // msb(x - y)
+    bool strictOnX =
+        kind == CompareKind::Lt || kind == CompareKind::Ge; // msb(x - y)
     auto b = in.msb(strictOnX ? xMinusY : yMinusX);
     if (!b)
       return b.takeError();
@@ -251,7 +258,8 @@ llvm::Expected<SharedTensor> Rep3Engine::compare(CompareKind kind, const SharedT
   return SharedTensor{xo.shape, EncodingKind::Integer, std::move(result)};
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::comparePublic(CompareKind kind, const SharedTensor &x,
+llvm::Expected<SharedTensor> Rep3Engine::comparePublic(CompareKind kind,
+                                                       const SharedTensor &x,
                                                        const PlainTensor &c) {
   auto cs = constant(c, x.encoding);
   if (!cs)
@@ -259,13 +267,15 @@ llvm::Expected<SharedTensor> Rep3Engine::comparePublic(CompareKind kind, const S
   return compare(kind, x, *cs);
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::select(const SharedTensor &cond, const SharedTensor &x,
+llvm::Expected<SharedTensor> Rep3Engine::select(const SharedTensor &cond,
+                                                const SharedTensor &x,
                                                 const SharedTensor &y) {
   OpScope scope(*this, "select");
   Rep3Internals in(*this);
   if (cond.encoding != EncodingKind::Integer)
-    return mpcError("select needs a condition of secret bits (an integer tensor), got a "
-                    "fixed-point one");
+    return mpcError(
+        "select needs a condition of secret bits (an integer tensor), got a "
+        "fixed-point one");
   SharedTensor xo, yo;
   if (auto err = alignForCompare(x, y, options_.fracBits, xo, yo))
     return err;
@@ -276,9 +286,11 @@ llvm::Expected<SharedTensor> Rep3Engine::select(const SharedTensor &cond, const 
   auto xb = broadcastShared(xo, *shape);
   auto yb = broadcastShared(yo, *shape);
   if (!cb || !xb || !yb) {
-    llvm::Error err = llvm::joinErrors(cb ? llvm::Error::success() : cb.takeError(),
-                                       xb ? llvm::Error::success() : xb.takeError());
-    return llvm::joinErrors(std::move(err), yb ? llvm::Error::success() : yb.takeError());
+    llvm::Error err =
+        llvm::joinErrors(cb ? llvm::Error::success() : cb.takeError(),
+                         xb ? llvm::Error::success() : xb.takeError());
+    return llvm::joinErrors(std::move(err),
+                            yb ? llvm::Error::success() : yb.takeError());
   }
   // y + cond (x - y): a bit times a value needs no truncation.
   Shares diff = subShares(xb->s, yb->s);
@@ -316,8 +328,8 @@ llvm::Expected<SharedTensor> Rep3Engine::abs(const SharedTensor &x) {
 namespace {
 // max (wantMax) or min of x and y, already aligned: with b = [x < y],
 // max = x + b (y - x), min = y - b (y - x).
-llvm::Expected<Shares> pickExtreme(Rep3Internals &in, const Shares &x, const Shares &y,
-                                   bool wantMax) {
+llvm::Expected<Shares> pickExtreme(Rep3Internals &in, const Shares &x,
+                                   const Shares &y, bool wantMax) {
   Shares d = subShares(y, x);
   auto b = in.msb(subShares(x, y));
   if (!b)
@@ -329,7 +341,8 @@ llvm::Expected<Shares> pickExtreme(Rep3Internals &in, const Shares &x, const Sha
 }
 } // namespace
 
-llvm::Expected<SharedTensor> Rep3Engine::max(const SharedTensor &x, const SharedTensor &y) {
+llvm::Expected<SharedTensor> Rep3Engine::max(const SharedTensor &x,
+                                             const SharedTensor &y) {
   OpScope scope(*this, "max");
   Rep3Internals in(*this);
   SharedTensor xo, yo;
@@ -341,7 +354,8 @@ llvm::Expected<SharedTensor> Rep3Engine::max(const SharedTensor &x, const Shared
   return SharedTensor{xo.shape, xo.encoding, std::move(*r)};
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::min(const SharedTensor &x, const SharedTensor &y) {
+llvm::Expected<SharedTensor> Rep3Engine::min(const SharedTensor &x,
+                                             const SharedTensor &y) {
   OpScope scope(*this, "min");
   Rep3Internals in(*this);
   SharedTensor xo, yo;
@@ -353,17 +367,20 @@ llvm::Expected<SharedTensor> Rep3Engine::min(const SharedTensor &x, const Shared
   return SharedTensor{xo.shape, xo.encoding, std::move(*r)};
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::clip(const SharedTensor &x, double lo, double hi) {
+llvm::Expected<SharedTensor> Rep3Engine::clip(const SharedTensor &x, double lo,
+                                              double hi) {
   OpScope scope(*this, "clip");
   Rep3Internals in(*this);
   if (!(lo <= hi))
-    return mpcError("clip bounds [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                    "] are empty");
+    return mpcError("clip bounds [" + std::to_string(lo) + ", " +
+                    std::to_string(hi) + "] are empty");
   size_t n = x.s.size();
-  std::vector<Ring> loV(n, x.encoding == EncodingKind::Fixed ? encodeFixed(lo, fracBits())
-                                                             : encodeInteger(lo));
-  std::vector<Ring> hiV(n, x.encoding == EncodingKind::Fixed ? encodeFixed(hi, fracBits())
-                                                             : encodeInteger(hi));
+  std::vector<Ring> loV(n, x.encoding == EncodingKind::Fixed
+                               ? encodeFixed(lo, fracBits())
+                               : encodeInteger(lo));
+  std::vector<Ring> hiV(n, x.encoding == EncodingKind::Fixed
+                               ? encodeFixed(hi, fracBits())
+                               : encodeInteger(hi));
   Shares loS = in.publicShares(loV), hiS = in.publicShares(hiV);
   Shares loMinusX = subShares(loS, x.s), hiMinusX = subShares(hiS, x.s);
   // [x < lo] and [x > hi] in one batch, then both corrections in one round.
@@ -378,15 +395,16 @@ llvm::Expected<SharedTensor> Rep3Engine::clip(const SharedTensor &x, double lo, 
                       addShares(addShares(x.s, (*fix)[0]), (*fix)[1])};
 }
 
-// --- Reductions along an axis ------------------------------------------------------------------
+// --- Reductions along an axis
+// ------------------------------------------------------------------
 
 namespace {
 
 enum class ReduceKind { Max, Min, ArgMax, ArgMin };
 
 // Columns [first, first + step * count) of a row-major [rows, cols] sharing.
-Shares columns(const Shares &x, int64_t rows, int64_t cols, int64_t first, int64_t step,
-               int64_t count) {
+Shares columns(const Shares &x, int64_t rows, int64_t cols, int64_t first,
+               int64_t step, int64_t count) {
   Shares out(size_t(rows * count));
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < count; ++j) {
@@ -397,7 +415,8 @@ Shares columns(const Shares &x, int64_t rows, int64_t cols, int64_t first, int64
 }
 
 // [rows, c1] and [rows, c2] side by side as [rows, c1 + c2].
-Shares joinColumns(const Shares &x, int64_t c1, const Shares &y, int64_t c2, int64_t rows) {
+Shares joinColumns(const Shares &x, int64_t c1, const Shares &y, int64_t c2,
+                   int64_t rows) {
   Shares out(size_t(rows * (c1 + c2)));
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t j = 0; j < c1; ++j) {
@@ -415,15 +434,15 @@ Shares joinColumns(const Shares &x, int64_t c1, const Shares &y, int64_t c2, int
 // The tree: adjacent pairs (2j, 2j+1) so that, with ties resolved to the
 // left, the first extreme wins (NumPy's argmax). An odd last column waits.
 llvm::Expected<SharedTensor> reduceAlong(Rep3Engine &engine, Rep3Internals &in,
-                                         const SharedTensor &x, int64_t axis, bool keepDims,
-                                         ReduceKind kind) {
+                                         const SharedTensor &x, int64_t axis,
+                                         bool keepDims, ReduceKind kind) {
   auto ax = normalizeAxis(axis, x.shape.size());
   if (!ax)
     return ax.takeError();
   int64_t n = x.shape[*ax];
   if (n == 0)
-    return mpcError("cannot reduce an empty axis " + std::to_string(*ax) + " of shape " +
-                    shapeToString(x.shape));
+    return mpcError("cannot reduce an empty axis " + std::to_string(*ax) +
+                    " of shape " + shapeToString(x.shape));
   std::vector<int64_t> perm;
   for (int64_t d = 0; d < int64_t(x.shape.size()); ++d)
     if (d != *ax)
@@ -447,7 +466,8 @@ llvm::Expected<SharedTensor> reduceAlong(Rep3Engine &engine, Rep3Internals &in,
   int64_t cols = n;
   while (cols > 1) {
     int64_t half = cols / 2, rest = cols % 2;
-    Shares l = columns(vals, rows, cols, 0, 2, half), r = columns(vals, rows, cols, 1, 2, half);
+    Shares l = columns(vals, rows, cols, 0, 2, half),
+           r = columns(vals, rows, cols, 1, 2, half);
     // b = 1 where the right element wins strictly.
     auto b = in.msb(wantMax ? subShares(l, r) : subShares(r, l));
     if (!b)
@@ -488,29 +508,29 @@ llvm::Expected<SharedTensor> reduceAlong(Rep3Engine &engine, Rep3Internals &in,
 
 } // namespace
 
-llvm::Expected<SharedTensor> Rep3Engine::reduceMax(const SharedTensor &x, int64_t axis,
-                                                   bool keepDims) {
+llvm::Expected<SharedTensor>
+Rep3Engine::reduceMax(const SharedTensor &x, int64_t axis, bool keepDims) {
   OpScope scope(*this, "reduce_max");
   Rep3Internals in(*this);
   return reduceAlong(*this, in, x, axis, keepDims, ReduceKind::Max);
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::reduceMin(const SharedTensor &x, int64_t axis,
-                                                   bool keepDims) {
+llvm::Expected<SharedTensor>
+Rep3Engine::reduceMin(const SharedTensor &x, int64_t axis, bool keepDims) {
   OpScope scope(*this, "reduce_min");
   Rep3Internals in(*this);
   return reduceAlong(*this, in, x, axis, keepDims, ReduceKind::Min);
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::argmax(const SharedTensor &x, int64_t axis,
-                                                bool keepDims) {
+llvm::Expected<SharedTensor> Rep3Engine::argmax(const SharedTensor &x,
+                                                int64_t axis, bool keepDims) {
   OpScope scope(*this, "argmax");
   Rep3Internals in(*this);
   return reduceAlong(*this, in, x, axis, keepDims, ReduceKind::ArgMax);
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::argmin(const SharedTensor &x, int64_t axis,
-                                                bool keepDims) {
+llvm::Expected<SharedTensor> Rep3Engine::argmin(const SharedTensor &x,
+                                                int64_t axis, bool keepDims) {
   OpScope scope(*this, "argmin");
   Rep3Internals in(*this);
   return reduceAlong(*this, in, x, axis, keepDims, ReduceKind::ArgMin);

@@ -1,7 +1,8 @@
 // Rep3Engine: setup, accounting, randomness, input and reveal, and the
 // local linear operations (Rep3Engine.h). Products are in
 // Rep3Multiply.cpp, comparisons in Rep3Compare.cpp, nonlinear functions in
-// Rep3Nonlinear.cpp, shape operations in Rep3Shape.cpp.
+// Rep3Nonlinear.cpp, shape operations in Rep3Shape.cpp, local helpers on
+// share vectors in ShareOps.cpp.
 //
 // Setup is one round: each party sends a hello to both neighbours (magic,
 // version, its index, frac_bits, whether and which test seed) and, to the
@@ -51,18 +52,19 @@ llvm::Error checkHello(const std::vector<Ring> &words, int me, int from,
                        const Rep3Options &options) {
   Hello h;
   std::memcpy(&h, words.data(), sizeof h);
-  std::string who = "party " + std::to_string(me) + ": neighbour expected to be party " +
-                    std::to_string(from);
+  std::string who = "party " + std::to_string(me) +
+                    ": neighbour expected to be party " + std::to_string(from);
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0)
     return mpcError(who + " does not speak the mdl rep3 protocol");
   if (h.version != kProtocolVersion)
-    return mpcError(who + " speaks protocol version " + std::to_string(h.version) +
-                    ", this party " + std::to_string(kProtocolVersion));
+    return mpcError(who + " speaks protocol version " +
+                    std::to_string(h.version) + ", this party " +
+                    std::to_string(kProtocolVersion));
   if (int(h.party) != from)
     return mpcError(who + " says it is party " + std::to_string(h.party));
   if (int(h.fracBits) != options.fracBits)
-    return mpcError(who + " uses frac_bits " + std::to_string(h.fracBits) + ", this party " +
-                    std::to_string(options.fracBits));
+    return mpcError(who + " uses frac_bits " + std::to_string(h.fracBits) +
+                    ", this party " + std::to_string(options.fracBits));
   bool theirs = h.hasTestSeed != 0;
   if (theirs != options.testSeed.has_value() ||
       (theirs && h.testSeed != *options.testSeed))
@@ -70,8 +72,9 @@ llvm::Error checkHello(const std::vector<Ring> &words, int me, int from,
                     (theirs ? "test seed " + std::to_string(h.testSeed)
                             : std::string("keys from entropy")) +
                     ", this party " +
-                    (options.testSeed ? "test seed " + std::to_string(*options.testSeed)
-                                      : std::string("keys from entropy")));
+                    (options.testSeed
+                         ? "test seed " + std::to_string(*options.testSeed)
+                         : std::string("keys from entropy")));
   return llvm::Error::success();
 }
 
@@ -83,14 +86,16 @@ Rep3Engine::Rep3Engine(Channel &channel, const Rep3Options &options)
 
 Rep3Engine::~Rep3Engine() = default;
 
-llvm::Expected<std::unique_ptr<Rep3Engine>> Rep3Engine::create(Channel &channel,
-                                                               const Rep3Options &options) {
+llvm::Expected<std::unique_ptr<Rep3Engine>>
+Rep3Engine::create(Channel &channel, const Rep3Options &options) {
   int me = channel.party();
   if (me < 0 || me >= kNumParties)
     return mpcError("party index " + std::to_string(me) + " is not 0, 1 or 2");
-  if (options.fracBits < 0 || options.fracBits > 40)
+  // Products carry 2f fractional bits and the approximations scale by up
+  // to 2^(f + 2 + f): f beyond 30 leaves no room in 64 bits.
+  if (options.fracBits < 8 || options.fracBits > 30)
     return mpcError("frac_bits " + std::to_string(options.fracBits) +
-                    " is out of range (0 to 40)");
+                    " is out of range (8 to 30)");
   std::unique_ptr<Rep3Engine> engine(new Rep3Engine(channel, options));
   OpScope scope(*engine, "setup");
 
@@ -112,10 +117,13 @@ llvm::Expected<std::unique_ptr<Rep3Engine>> Rep3Engine::create(Channel &channel,
   hello.testSeed = options.testSeed.value_or(0);
   Hello toPrev = hello;
   if (!options.testSeed)
-    std::memcpy(hello.key, myKey.data(), myKey.size()); // only the next party gets K_me
-  std::vector<Ring> fromNext(sizeof(Hello) / sizeof(Ring)), fromPrev(fromNext.size());
+    std::memcpy(hello.key, myKey.data(),
+                myKey.size()); // only the next party gets K_me
+  std::vector<Ring> fromNext(sizeof(Hello) / sizeof(Ring)),
+      fromPrev(fromNext.size());
   Rep3Internals in(*engine);
-  if (auto err = in.exchange(helloWords(hello), helloWords(toPrev), &fromNext, &fromPrev))
+  if (auto err = in.exchange(helloWords(hello), helloWords(toPrev), &fromNext,
+                             &fromPrev))
     return err;
   if (auto err = checkHello(fromNext, me, nextParty(me), options))
     return err;
@@ -137,7 +145,8 @@ llvm::Expected<std::unique_ptr<Rep3Engine>> Rep3Engine::create(Channel &channel,
   return engine;
 }
 
-// --- Accounting ---------------------------------------------------------------------
+// --- Accounting
+// ---------------------------------------------------------------------
 
 OpScope::OpScope(Rep3Engine &engine, const char *name)
     : engine_(engine), name_(name), start_(engine.channel_.stats()),
@@ -154,10 +163,13 @@ OpScope::~OpScope() {
   s.rounds += now.rounds - start_.rounds;
   s.bytesSent += now.bytesSent - start_.bytesSent;
   s.bytesReceived += now.bytesReceived - start_.bytesReceived;
-  s.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began_).count();
+  s.seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began_)
+          .count();
 }
 
-// --- Internals: randomness, rounds ----------------------------------------------------
+// --- Internals: randomness, rounds
+// ----------------------------------------------------
 
 std::vector<Ring> Rep3Internals::drawNext(size_t n) {
   std::vector<Ring> v(n);
@@ -188,14 +200,16 @@ std::vector<Ring> Rep3Internals::zeroShareXor(size_t n) {
 
 llvm::Error Rep3Internals::exchange(const std::vector<Ring> &toNext,
                                     const std::vector<Ring> &toPrev,
-                                    std::vector<Ring> *fromNext, std::vector<Ring> *fromPrev) {
+                                    std::vector<Ring> *fromNext,
+                                    std::vector<Ring> *fromPrev) {
   MutableBytes inNext, inPrev;
   if (fromNext)
     inNext = {fromNext->data(), fromNext->size() * sizeof(Ring)};
   if (fromPrev)
     inPrev = {fromPrev->data(), fromPrev->size() * sizeof(Ring)};
   return e.channel_.exchange({toNext.data(), toNext.size() * sizeof(Ring)},
-                             {toPrev.data(), toPrev.size() * sizeof(Ring)}, inNext, inPrev);
+                             {toPrev.data(), toPrev.size() * sizeof(Ring)},
+                             inNext, inPrev);
 }
 
 Shares Rep3Internals::publicShares(const std::vector<Ring> &v) const {
@@ -207,124 +221,31 @@ Shares Rep3Internals::publicShares(const std::vector<Ring> &v) const {
   return s;
 }
 
-void Rep3Internals::parallel(int64_t n, const std::function<void(int64_t, int64_t)> &fn) const {
+void Rep3Internals::parallel(
+    int64_t n, const std::function<void(int64_t, int64_t)> &fn) const {
   parallelFor(n, n >= (int64_t(1) << 18) ? threads() : 1, 4096, fn);
 }
 
-// --- Helpers shared by the operation files -----------------------------------------------
+// --- Input and reveal
+// ------------------------------------------------------------------------
 
-std::vector<Ring> encodeValues(const std::vector<double> &values, EncodingKind encoding,
-                               int fracBits) {
-  std::vector<Ring> out(values.size());
-  for (size_t i = 0; i < values.size(); ++i)
-    out[i] = encoding == EncodingKind::Fixed ? encodeFixed(values[i], fracBits)
-                                             : encodeInteger(values[i]);
-  return out;
-}
-
-llvm::Expected<SharedTensor> broadcastShared(const SharedTensor &x, const Shape &shape) {
-  if (x.shape == shape)
-    return x;
-  SharedTensor out{shape, x.encoding, {}};
-  for (int half = 0; half < 2; ++half) {
-    auto r = mpc::broadcastTo(RingArray{x.shape, half ? x.s.b : x.s.a}, shape);
-    if (!r)
-      return r.takeError();
-    (half ? out.s.b : out.s.a) = std::move(r->data);
-  }
-  return out;
-}
-
-llvm::Error broadcastPair(const SharedTensor &x, const SharedTensor &y, SharedTensor &xOut,
-                          SharedTensor &yOut) {
-  auto shape = broadcastShapes(x.shape, y.shape);
-  if (!shape)
-    return shape.takeError();
-  auto bx = broadcastShared(x, *shape);
-  if (!bx)
-    return bx.takeError();
-  auto by = broadcastShared(y, *shape);
-  if (!by)
-    return by.takeError();
-  xOut = std::move(*bx);
-  yOut = std::move(*by);
-  return llvm::Error::success();
-}
-
-SharedTensor toFixed(const SharedTensor &x, int fracBits) {
-  if (x.encoding == EncodingKind::Fixed)
-    return x;
-  SharedTensor out = x;
-  out.encoding = EncodingKind::Fixed;
-  Ring k = Ring(1) << fracBits;
-  scaleVec(out.s.size(), out.s.a.data(), k, out.s.a.data());
-  scaleVec(out.s.size(), out.s.b.data(), k, out.s.b.data());
-  return out;
-}
-
-Shares addShares(const Shares &x, const Shares &y) {
-  Shares out(x.size());
-  addVec(x.size(), x.a.data(), y.a.data(), out.a.data());
-  addVec(x.size(), x.b.data(), y.b.data(), out.b.data());
-  return out;
-}
-
-Shares subShares(const Shares &x, const Shares &y) {
-  Shares out(x.size());
-  subVec(x.size(), x.a.data(), y.a.data(), out.a.data());
-  subVec(x.size(), x.b.data(), y.b.data(), out.b.data());
-  return out;
-}
-
-Shares scaleShares(const Shares &x, Ring k) {
-  Shares out(x.size());
-  scaleVec(x.size(), x.a.data(), k, out.a.data());
-  scaleVec(x.size(), x.b.data(), k, out.b.data());
-  return out;
-}
-
-Shares addPublicRing(const Shares &x, const std::vector<Ring> &c, int party) {
-  Shares out = x;
-  if (party == 0)
-    addVec(c.size(), out.a.data(), c.data(), out.a.data());
-  else if (party == 2)
-    addVec(c.size(), out.b.data(), c.data(), out.b.data());
-  return out;
-}
-
-Shares oneMinusBits(const Shares &bits, int party) {
-  return addPublicRing(scaleShares(bits, Ring(-1)), std::vector<Ring>(bits.size(), 1), party);
-}
-
-Shares joinShares(const Shares &x, const Shares &y) {
-  Shares out = x;
-  out.a.insert(out.a.end(), y.a.begin(), y.a.end());
-  out.b.insert(out.b.end(), y.b.begin(), y.b.end());
-  return out;
-}
-
-Shares sliceShares(const Shares &x, size_t from, size_t count) {
-  Shares out;
-  out.a.assign(x.a.begin() + from, x.a.begin() + from + count);
-  out.b.assign(x.b.begin() + from, x.b.begin() + from + count);
-  return out;
-}
-
-// --- Input and reveal ------------------------------------------------------------------------
-
-llvm::Expected<SharedTensor> Rep3Engine::inputRing(int owner, const std::vector<Ring> *value,
-                                                   const Shape &shape, EncodingKind encoding) {
+llvm::Expected<SharedTensor>
+Rep3Engine::inputRing(int owner, const std::vector<Ring> *value,
+                      const Shape &shape, EncodingKind encoding) {
   OpScope scope(*this, "input");
   Rep3Internals in(*this);
   if (owner < 0 || owner >= kNumParties)
-    return mpcError("input owner " + std::to_string(owner) + " is not 0, 1 or 2");
+    return mpcError("input owner " + std::to_string(owner) +
+                    " is not 0, 1 or 2");
   int64_t n = numElements(shape);
   if (n < 0)
     return mpcError("input shape " + shapeToString(shape) + " is invalid");
   if (party_ == owner && (!value || int64_t(value->size()) != n))
-    return mpcError("party " + std::to_string(owner) + " owns an input of shape " +
-                    shapeToString(shape) + " (" + std::to_string(n) + " elements) but has " +
-                    (value ? std::to_string(value->size()) + " values" : "no value"));
+    return mpcError(
+        "party " + std::to_string(owner) + " owns an input of shape " +
+        shapeToString(shape) + " (" + std::to_string(n) +
+        " elements) but has " +
+        (value ? std::to_string(value->size()) + " values" : "no value"));
   SharedTensor out{shape, encoding, Shares(size_t(n))};
   if (party_ == owner) {
     // x_owner from K_{owner-1}, x_{owner+1} from K_owner, the third share
@@ -348,30 +269,36 @@ llvm::Expected<SharedTensor> Rep3Engine::inputRing(int owner, const std::vector<
   return out;
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::input(int owner, const PlainTensor *value,
-                                               const Shape &shape, EncodingKind encoding) {
+llvm::Expected<SharedTensor> Rep3Engine::input(int owner,
+                                               const PlainTensor *value,
+                                               const Shape &shape,
+                                               EncodingKind encoding) {
   std::vector<Ring> encoded;
   if (party_ == owner && value) {
-    if (value->shape != shape || int64_t(value->values.size()) != numElements(shape)) {
+    if (value->shape != shape ||
+        int64_t(value->values.size()) != numElements(shape)) {
       OpScope scope(*this, "input");
-      return mpcError("party " + std::to_string(owner) + " owns an input of shape " +
-                      shapeToString(shape) + " but its value has shape " +
+      return mpcError("party " + std::to_string(owner) +
+                      " owns an input of shape " + shapeToString(shape) +
+                      " but its value has shape " +
                       shapeToString(value->shape) + " and " +
                       std::to_string(value->values.size()) + " values");
     }
     encoded = encodeValues(value->values, encoding, options_.fracBits);
   }
-  return inputRing(owner, party_ == owner && value ? &encoded : nullptr, shape, encoding);
+  return inputRing(owner, party_ == owner && value ? &encoded : nullptr, shape,
+                   encoding);
 }
 
 llvm::Expected<SharedTensor> Rep3Engine::constant(const PlainTensor &value,
                                                   EncodingKind encoding) {
   if (numElements(value.shape) != int64_t(value.values.size()))
-    return mpcError("constant of shape " + shapeToString(value.shape) + " has " +
-                    std::to_string(value.values.size()) + " values");
+    return mpcError("constant of shape " + shapeToString(value.shape) +
+                    " has " + std::to_string(value.values.size()) + " values");
   Rep3Internals in(*this);
-  return SharedTensor{value.shape, encoding,
-                      in.publicShares(encodeValues(value.values, encoding, options_.fracBits))};
+  return SharedTensor{
+      value.shape, encoding,
+      in.publicShares(encodeValues(value.values, encoding, options_.fracBits))};
 }
 
 llvm::Expected<std::vector<PlainTensor>>
@@ -391,8 +318,9 @@ Rep3Engine::revealMany(const std::vector<const SharedTensor *> &xs) {
     PlainTensor t{x->shape, std::vector<double>(x->s.size())};
     for (size_t i = 0; i < x->s.size(); ++i) {
       Ring v = x->s.a[i] + x->s.b[i] + missing[offset + i];
-      t.values[i] = x->encoding == EncodingKind::Fixed ? decodeFixed(v, options_.fracBits)
-                                                       : decodeInteger(v);
+      t.values[i] = x->encoding == EncodingKind::Fixed
+                        ? decodeFixed(v, options_.fracBits)
+                        : decodeInteger(v);
     }
     offset += x->s.size();
     out.push_back(std::move(t));
@@ -407,7 +335,8 @@ llvm::Expected<PlainTensor> Rep3Engine::reveal(const SharedTensor &x) {
   return std::move((*r)[0]);
 }
 
-llvm::Expected<std::vector<Ring>> Rep3Engine::revealRing(const SharedTensor &x) {
+llvm::Expected<std::vector<Ring>>
+Rep3Engine::revealRing(const SharedTensor &x) {
   OpScope scope(*this, "reveal");
   Rep3Internals in(*this);
   std::vector<Ring> missing(x.s.size());
@@ -418,12 +347,13 @@ llvm::Expected<std::vector<Ring>> Rep3Engine::revealRing(const SharedTensor &x) 
   return missing;
 }
 
-// --- Linear operations -----------------------------------------------------------------------
+// --- Linear operations
+// -----------------------------------------------------------------------
 
 namespace {
 // Brings x and y to one shape and one encoding.
-llvm::Error alignOperands(const SharedTensor &x, const SharedTensor &y, int fracBits,
-                          SharedTensor &xo, SharedTensor &yo) {
+llvm::Error alignOperands(const SharedTensor &x, const SharedTensor &y,
+                          int fracBits, SharedTensor &xo, SharedTensor &yo) {
   if (auto err = broadcastPair(x, y, xo, yo))
     return err;
   if (xo.encoding != yo.encoding) {
@@ -441,19 +371,23 @@ bool allIntegral(const std::vector<double> &v) {
 }
 
 // The public tensor broadcast to `shape`, encoded.
-llvm::Expected<std::vector<Ring>> publicOperand(const PlainTensor &c, const Shape &shape,
-                                                EncodingKind encoding, int fracBits) {
+llvm::Expected<std::vector<Ring>> publicOperand(const PlainTensor &c,
+                                                const Shape &shape,
+                                                EncodingKind encoding,
+                                                int fracBits) {
   if (numElements(c.shape) != int64_t(c.values.size()))
-    return mpcError("public operand of shape " + shapeToString(c.shape) + " has " +
-                    std::to_string(c.values.size()) + " values");
-  auto b = broadcastTo(RingArray{c.shape, encodeValues(c.values, encoding, fracBits)}, shape);
+    return mpcError("public operand of shape " + shapeToString(c.shape) +
+                    " has " + std::to_string(c.values.size()) + " values");
+  auto b = broadcastTo(
+      RingArray{c.shape, encodeValues(c.values, encoding, fracBits)}, shape);
   if (!b)
     return b.takeError();
   return std::move(b->data);
 }
 } // namespace
 
-llvm::Expected<SharedTensor> Rep3Engine::add(const SharedTensor &x, const SharedTensor &y) {
+llvm::Expected<SharedTensor> Rep3Engine::add(const SharedTensor &x,
+                                             const SharedTensor &y) {
   OpScope scope(*this, "add");
   SharedTensor xo, yo;
   if (auto err = alignOperands(x, y, options_.fracBits, xo, yo))
@@ -463,7 +397,8 @@ llvm::Expected<SharedTensor> Rep3Engine::add(const SharedTensor &x, const Shared
   return xo;
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::sub(const SharedTensor &x, const SharedTensor &y) {
+llvm::Expected<SharedTensor> Rep3Engine::sub(const SharedTensor &x,
+                                             const SharedTensor &y) {
   OpScope scope(*this, "sub");
   SharedTensor xo, yo;
   if (auto err = alignOperands(x, y, options_.fracBits, xo, yo))
@@ -489,7 +424,8 @@ SharedTensor Rep3Engine::mulInteger(const SharedTensor &x, int64_t k) {
   return out;
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::addPublic(const SharedTensor &x, const PlainTensor &c) {
+llvm::Expected<SharedTensor> Rep3Engine::addPublic(const SharedTensor &x,
+                                                   const PlainTensor &c) {
   OpScope scope(*this, "add_public");
   auto shape = broadcastShapes(x.shape, c.shape);
   if (!shape)
@@ -517,7 +453,8 @@ llvm::Expected<SharedTensor> Rep3Engine::subFromPublic(const PlainTensor &c,
   return addPublic(neg(x), c);
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::mulPublic(const SharedTensor &x, const PlainTensor &c) {
+llvm::Expected<SharedTensor> Rep3Engine::mulPublic(const SharedTensor &x,
+                                                   const PlainTensor &c) {
   OpScope scope(*this, "mul_public");
   Rep3Internals in(*this);
   auto shape = broadcastShapes(x.shape, c.shape);
@@ -529,7 +466,8 @@ llvm::Expected<SharedTensor> Rep3Engine::mulPublic(const SharedTensor &x, const 
   SharedTensor out = std::move(*xb);
   // Integer factors scale the shares exactly.
   if (allIntegral(c.values)) {
-    auto cv = publicOperand(c, *shape, EncodingKind::Integer, options_.fracBits);
+    auto cv =
+        publicOperand(c, *shape, EncodingKind::Integer, options_.fracBits);
     if (!cv)
       return cv.takeError();
     mulVec(cv->size(), out.s.a.data(), cv->data(), out.s.a.data());
@@ -550,8 +488,8 @@ llvm::Expected<SharedTensor> Rep3Engine::mulPublic(const SharedTensor &x, const 
   std::vector<double> scaled(c.values.size());
   for (size_t i = 0; i < scaled.size(); ++i)
     scaled[i] = std::ldexp(c.values[i], extra);
-  auto cv = publicOperand(PlainTensor{c.shape, scaled}, *shape, EncodingKind::Fixed,
-                          options_.fracBits);
+  auto cv = publicOperand(PlainTensor{c.shape, scaled}, *shape,
+                          EncodingKind::Fixed, options_.fracBits);
   if (!cv)
     return cv.takeError();
   mulVec(cv->size(), out.s.a.data(), cv->data(), out.s.a.data());
@@ -568,7 +506,8 @@ llvm::Expected<SharedTensor> Rep3Engine::mulPublic(const SharedTensor &x, const 
   return out;
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::mulScalar(const SharedTensor &x, double c) {
+llvm::Expected<SharedTensor> Rep3Engine::mulScalar(const SharedTensor &x,
+                                                   double c) {
   return mulPublic(x, PlainTensor{{}, {c}});
 }
 

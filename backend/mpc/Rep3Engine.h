@@ -48,7 +48,7 @@ namespace mdl::backend::mpc {
 /// Parameters every party must agree on (checked during setup) plus local
 /// tuning.
 struct Rep3Options {
-  /// Fractional bits of the fixed-point encoding.
+  /// Fractional bits of the fixed-point encoding, 8 to 30.
   int fracBits = kDefaultFracBits;
   /// Derive every PRG key from this public seed instead of the OS's
   /// entropy. FOR TESTS ONLY: anyone knowing the seed can unmask everything.
@@ -88,8 +88,8 @@ public:
   /// Sets up party `channel.party()`: checks that the three parties agree
   /// on the options (one round) and agrees on the pairwise PRG keys (party i
   /// sends the key it shares with i+1; nothing secret under testSeed).
-  static llvm::Expected<std::unique_ptr<Rep3Engine>> create(Channel &channel,
-                                                            const Rep3Options &options);
+  static llvm::Expected<std::unique_ptr<Rep3Engine>>
+  create(Channel &channel, const Rep3Options &options);
   ~Rep3Engine();
 
   int party() const { return party_; }
@@ -104,18 +104,23 @@ public:
   /// Secret-shares a public tensor that party `owner` holds: the owner
   /// passes its values, the others pass null; all pass the same shape.
   /// 1 round; the owner sends 16 B per element, the others nothing.
-  llvm::Expected<SharedTensor> input(int owner, const PlainTensor *value, const Shape &shape,
-                                     EncodingKind encoding = EncodingKind::Fixed);
+  llvm::Expected<SharedTensor>
+  input(int owner, const PlainTensor *value, const Shape &shape,
+        EncodingKind encoding = EncodingKind::Fixed);
   /// input() of ring elements already encoded.
-  llvm::Expected<SharedTensor> inputRing(int owner, const std::vector<Ring> *value,
-                                         const Shape &shape, EncodingKind encoding);
+  llvm::Expected<SharedTensor> inputRing(int owner,
+                                         const std::vector<Ring> *value,
+                                         const Shape &shape,
+                                         EncodingKind encoding);
   /// A public tensor as a (trivial) sharing; local.
-  llvm::Expected<SharedTensor> constant(const PlainTensor &value,
-                                        EncodingKind encoding = EncodingKind::Fixed);
+  llvm::Expected<SharedTensor>
+  constant(const PlainTensor &value,
+           EncodingKind encoding = EncodingKind::Fixed);
   /// Opens x to all three parties, decoded by its encoding. 1 round, 8 B.
   llvm::Expected<PlainTensor> reveal(const SharedTensor &x);
   /// Opens several tensors in one round.
-  llvm::Expected<std::vector<PlainTensor>> revealMany(const std::vector<const SharedTensor *> &xs);
+  llvm::Expected<std::vector<PlainTensor>>
+  revealMany(const std::vector<const SharedTensor *> &xs);
   /// Opens x as raw ring elements. 1 round, 8 B.
   llvm::Expected<std::vector<Ring>> revealRing(const SharedTensor &x);
 
@@ -123,18 +128,23 @@ public:
 
   /// x + y, NumPy broadcasting; an integer operand beside a fixed one is
   /// scaled to fixed point first.
-  llvm::Expected<SharedTensor> add(const SharedTensor &x, const SharedTensor &y);
-  llvm::Expected<SharedTensor> sub(const SharedTensor &x, const SharedTensor &y);
+  llvm::Expected<SharedTensor> add(const SharedTensor &x,
+                                   const SharedTensor &y);
+  llvm::Expected<SharedTensor> sub(const SharedTensor &x,
+                                   const SharedTensor &y);
   SharedTensor neg(const SharedTensor &x);
   /// x + c for a public c (broadcasting).
-  llvm::Expected<SharedTensor> addPublic(const SharedTensor &x, const PlainTensor &c);
+  llvm::Expected<SharedTensor> addPublic(const SharedTensor &x,
+                                         const PlainTensor &c);
   /// c - x for a public c.
-  llvm::Expected<SharedTensor> subFromPublic(const PlainTensor &c, const SharedTensor &x);
+  llvm::Expected<SharedTensor> subFromPublic(const PlainTensor &c,
+                                             const SharedTensor &x);
   /// x * k for a public integer k; local, keeps the encoding.
   SharedTensor mulInteger(const SharedTensor &x, int64_t k);
   /// x * c for a public real c (broadcasting). A fixed x needs a truncation:
   /// 1 round (P0, P2 send 8 B); an integer x becomes fixed without one.
-  llvm::Expected<SharedTensor> mulPublic(const SharedTensor &x, const PlainTensor &c);
+  llvm::Expected<SharedTensor> mulPublic(const SharedTensor &x,
+                                         const PlainTensor &c);
   /// x * c for a public scalar.
   llvm::Expected<SharedTensor> mulScalar(const SharedTensor &x, double c);
 
@@ -143,12 +153,14 @@ public:
   /// Element-wise x * y (broadcasting). Fixed x fixed: 2 rounds, 8 B per
   /// element and party (the reshare and ABY3's truncation fused); with an
   /// integer operand: 1 round, 8 B.
-  llvm::Expected<SharedTensor> mul(const SharedTensor &x, const SharedTensor &y);
+  llvm::Expected<SharedTensor> mul(const SharedTensor &x,
+                                   const SharedTensor &y);
   /// Matrix product with NumPy's matmul semantics (1-D operands, batch
   /// dimensions broadcast). Cost as mul but per OUTPUT element: the bytes
   /// do not depend on the inner dimension. Local work: two 64-bit integer
   /// GEMMs per party, C_i = X_i (Y_i + Y_{i+1}) + X_{i+1} Y_i.
-  llvm::Expected<SharedTensor> matmul(const SharedTensor &x, const SharedTensor &y);
+  llvm::Expected<SharedTensor> matmul(const SharedTensor &x,
+                                      const SharedTensor &y);
   /// Probabilistic truncation by `bits` (ABY3's Pi_trunc1, see
   /// Rep3Multiply.cpp for its error): 1 round, P0 and P2 send 8 B.
   llvm::Expected<SharedTensor> truncate(const SharedTensor &x, int bits);
@@ -163,68 +175,85 @@ public:
   llvm::Expected<SharedTensor> compare(CompareKind kind, const SharedTensor &x,
                                        const SharedTensor &y);
   /// x OP c for a public c.
-  llvm::Expected<SharedTensor> comparePublic(CompareKind kind, const SharedTensor &x,
-                                             const PlainTensor &c);
+  llvm::Expected<SharedTensor>
+  comparePublic(CompareKind kind, const SharedTensor &x, const PlainTensor &c);
   /// cond ? x : y with a secret bit cond (broadcasting). 1 round.
-  llvm::Expected<SharedTensor> select(const SharedTensor &cond, const SharedTensor &x,
+  llvm::Expected<SharedTensor> select(const SharedTensor &cond,
+                                      const SharedTensor &x,
                                       const SharedTensor &y);
   llvm::Expected<SharedTensor> relu(const SharedTensor &x);
   llvm::Expected<SharedTensor> abs(const SharedTensor &x);
   /// Element-wise maximum / minimum. 10 rounds.
-  llvm::Expected<SharedTensor> max(const SharedTensor &x, const SharedTensor &y);
-  llvm::Expected<SharedTensor> min(const SharedTensor &x, const SharedTensor &y);
+  llvm::Expected<SharedTensor> max(const SharedTensor &x,
+                                   const SharedTensor &y);
+  llvm::Expected<SharedTensor> min(const SharedTensor &x,
+                                   const SharedTensor &y);
   /// x clipped to [lo, hi] (public bounds): both comparisons in one batch.
-  llvm::Expected<SharedTensor> clip(const SharedTensor &x, double lo, double hi);
+  llvm::Expected<SharedTensor> clip(const SharedTensor &x, double lo,
+                                    double hi);
   /// Maximum / minimum along `axis` by a tree of pairwise comparisons:
   /// ceil(log2 n) levels of 10 rounds.
-  llvm::Expected<SharedTensor> reduceMax(const SharedTensor &x, int64_t axis, bool keepDims);
-  llvm::Expected<SharedTensor> reduceMin(const SharedTensor &x, int64_t axis, bool keepDims);
+  llvm::Expected<SharedTensor> reduceMax(const SharedTensor &x, int64_t axis,
+                                         bool keepDims);
+  llvm::Expected<SharedTensor> reduceMin(const SharedTensor &x, int64_t axis,
+                                         bool keepDims);
   /// Index of the first maximum / minimum along `axis` (integer encoded):
   /// the same tree, the index riding along in the same rounds.
-  llvm::Expected<SharedTensor> argmax(const SharedTensor &x, int64_t axis, bool keepDims);
-  llvm::Expected<SharedTensor> argmin(const SharedTensor &x, int64_t axis, bool keepDims);
+  llvm::Expected<SharedTensor> argmax(const SharedTensor &x, int64_t axis,
+                                      bool keepDims);
+  llvm::Expected<SharedTensor> argmin(const SharedTensor &x, int64_t axis,
+                                      bool keepDims);
 
-  // --- Nonlinear functions (Rep3Nonlinear.cpp: methods, ranges, errors) -------
+  // --- Nonlinear functions (Rep3Nonlinear.cpp: methods, ranges, errors)
+  // -------
 
   llvm::Expected<SharedTensor> exp(const SharedTensor &x);
   llvm::Expected<SharedTensor> reciprocal(const SharedTensor &x);
-  llvm::Expected<SharedTensor> div(const SharedTensor &x, const SharedTensor &y);
+  llvm::Expected<SharedTensor> div(const SharedTensor &x,
+                                   const SharedTensor &y);
   llvm::Expected<SharedTensor> rsqrt(const SharedTensor &x);
   llvm::Expected<SharedTensor> sqrt(const SharedTensor &x);
   llvm::Expected<SharedTensor> sigmoid(const SharedTensor &x);
   llvm::Expected<SharedTensor> tanh(const SharedTensor &x);
   /// gelu's exact (erf) form, or its tanh form when `approximate`.
-  llvm::Expected<SharedTensor> gelu(const SharedTensor &x, bool approximate = false);
+  llvm::Expected<SharedTensor> gelu(const SharedTensor &x,
+                                    bool approximate = false);
   /// Softmax along `axis`: subtract the row maximum, clipped exp, one
   /// reciprocal per row, one product.
   llvm::Expected<SharedTensor> softmax(const SharedTensor &x, int64_t axis);
   /// (x - mean) * rsqrt(var + eps) * gamma + beta along `axis`; gamma and
   /// beta are optional (null) and broadcast against the normalized axis.
-  llvm::Expected<SharedTensor> layerNorm(const SharedTensor &x, const SharedTensor *gamma,
-                                         const SharedTensor *beta, double eps, int64_t axis);
+  llvm::Expected<SharedTensor> layerNorm(const SharedTensor &x,
+                                         const SharedTensor *gamma,
+                                         const SharedTensor *beta, double eps,
+                                         int64_t axis);
 
   // --- Shapes and reductions: local ---------------------------------------
 
   /// Same elements, another shape (one dimension may be -1).
-  llvm::Expected<SharedTensor> reshape(const SharedTensor &x, const Shape &shape);
+  llvm::Expected<SharedTensor> reshape(const SharedTensor &x,
+                                       const Shape &shape);
   llvm::Expected<SharedTensor> transpose(const SharedTensor &x,
                                          const std::vector<int64_t> &perm);
-  llvm::Expected<SharedTensor> slice(const SharedTensor &x, const std::vector<int64_t> &starts,
+  llvm::Expected<SharedTensor> slice(const SharedTensor &x,
+                                     const std::vector<int64_t> &starts,
                                      const std::vector<int64_t> &stops,
                                      const std::vector<int64_t> &steps);
-  llvm::Expected<SharedTensor> concat(const std::vector<const SharedTensor *> &parts,
-                                      int64_t axis);
+  llvm::Expected<SharedTensor>
+  concat(const std::vector<const SharedTensor *> &parts, int64_t axis);
   /// Rows picked along `axis` by public indices of shape `indexShape`.
-  llvm::Expected<SharedTensor> gather(const SharedTensor &x, const std::vector<int64_t> &indices,
+  llvm::Expected<SharedTensor> gather(const SharedTensor &x,
+                                      const std::vector<int64_t> &indices,
                                       const Shape &indexShape, int64_t axis);
-  llvm::Expected<SharedTensor> broadcastTo(const SharedTensor &x, const Shape &shape);
+  llvm::Expected<SharedTensor> broadcastTo(const SharedTensor &x,
+                                           const Shape &shape);
   /// Sum over `axes` (empty: all).
-  llvm::Expected<SharedTensor> sum(const SharedTensor &x, const std::vector<int64_t> &axes,
-                                   bool keepDims);
+  llvm::Expected<SharedTensor>
+  sum(const SharedTensor &x, const std::vector<int64_t> &axes, bool keepDims);
   /// Mean over `axes` (empty: all); fixed point result, 1 round (the
   /// product by 1/n is truncated).
-  llvm::Expected<SharedTensor> mean(const SharedTensor &x, const std::vector<int64_t> &axes,
-                                    bool keepDims);
+  llvm::Expected<SharedTensor>
+  mean(const SharedTensor &x, const std::vector<int64_t> &axes, bool keepDims);
 
 private:
   friend class OpScope;

@@ -25,7 +25,8 @@ public:
   int fracBits() const { return e.options_.fracBits; }
   int threads() const { return e.threads_; }
 
-  // --- Randomness -------------------------------------------------------------
+  // --- Randomness
+  // -------------------------------------------------------------
 
   /// n draws from K_i (the key shared with the next party).
   std::vector<Ring> drawNext(size_t n);
@@ -36,13 +37,17 @@ public:
   /// A 3-out-of-3 XOR sharing of zero, F(K_i) ^ F(K_{i-1}); draws n from both.
   std::vector<Ring> zeroShareXor(size_t n);
 
-  // --- Communication ------------------------------------------------------------
+  // --- Communication
+  // ------------------------------------------------------------
 
   /// One round with ring vectors; empty vectors send / expect nothing.
-  llvm::Error exchange(const std::vector<Ring> &toNext, const std::vector<Ring> &toPrev,
-                       std::vector<Ring> *fromNext, std::vector<Ring> *fromPrev);
+  llvm::Error exchange(const std::vector<Ring> &toNext,
+                       const std::vector<Ring> &toPrev,
+                       std::vector<Ring> *fromNext,
+                       std::vector<Ring> *fromPrev);
 
-  // --- Arithmetic protocols -----------------------------------------------------------
+  // --- Arithmetic protocols
+  // -----------------------------------------------------------
 
   /// A 3-out-of-3 sharing z (this party's z_i, zero-sharing already added)
   /// turned into a replicated one: send z_i to prev. 1 round, 8 B.
@@ -57,29 +62,34 @@ public:
   llvm::Expected<Shares> mul(const Shares &x, const Shares &y, int bits);
   /// Element-wise products of several pairs in one round (each pair with
   /// its own truncation; all truncated pairs use the same bits).
-  llvm::Expected<std::vector<Shares>> mulMany(const std::vector<const Shares *> &xs,
-                                              const std::vector<const Shares *> &ys, int bits);
+  llvm::Expected<std::vector<Shares>>
+  mulMany(const std::vector<const Shares *> &xs,
+          const std::vector<const Shares *> &ys, int bits);
 
-  // --- Binary protocols -----------------------------------------------------------
+  // --- Binary protocols
+  // -----------------------------------------------------------
 
   /// Element-wise AND of XOR-shared 64-bit words. 1 round, 8 B.
   llvm::Expected<Shares> andWords(const Shares &x, const Shares &y);
   /// Several ANDs in one round.
-  llvm::Expected<std::vector<Shares>> andMany(const std::vector<const Shares *> &xs,
-                                              const std::vector<const Shares *> &ys);
+  llvm::Expected<std::vector<Shares>>
+  andMany(const std::vector<const Shares *> &xs,
+          const std::vector<const Shares *> &ys);
   /// Arithmetic bits (0/1, integer) of x < 0. 9 rounds.
   llvm::Expected<Shares> msb(const Shares &x);
   /// XOR-shared words -> arithmetic sharing of their bit 63, by three-party
   /// OT. 1 round; P2 sends 32 B, P0 and P1 8 B.
   llvm::Expected<Shares> bitInjectMsb(const Shares &words);
 
-  // --- Local helpers -----------------------------------------------------------------
+  // --- Local helpers
+  // -----------------------------------------------------------------
 
   /// The sharing of a public ring vector: party 0 holds (v, 0), party 1
   /// (0, 0), party 2 (0, v).
   Shares publicShares(const std::vector<Ring> &v) const;
   /// Loop over [0, n) on the party's threads when n is large.
-  void parallel(int64_t n, const std::function<void(int64_t, int64_t)> &fn) const;
+  void parallel(int64_t n,
+                const std::function<void(int64_t, int64_t)> &fn) const;
 
   Rep3Engine &e;
 };
@@ -88,15 +98,16 @@ public:
 llvm::Error mpcError(const std::string &message);
 
 /// The ring encoding of public values for a tensor of `encoding`.
-std::vector<Ring> encodeValues(const std::vector<double> &values, EncodingKind encoding,
-                               int fracBits);
+std::vector<Ring> encodeValues(const std::vector<double> &values,
+                               EncodingKind encoding, int fracBits);
 
 /// x and y broadcast to their common shape (copies only where needed).
-llvm::Error broadcastPair(const SharedTensor &x, const SharedTensor &y, SharedTensor &xOut,
-                          SharedTensor &yOut);
+llvm::Error broadcastPair(const SharedTensor &x, const SharedTensor &y,
+                          SharedTensor &xOut, SharedTensor &yOut);
 
 /// A tensor broadcast to `shape`.
-llvm::Expected<SharedTensor> broadcastShared(const SharedTensor &x, const Shape &shape);
+llvm::Expected<SharedTensor> broadcastShared(const SharedTensor &x,
+                                             const Shape &shape);
 
 /// Integer shares scaled to fixed point (x * 2^f), others unchanged.
 SharedTensor toFixed(const SharedTensor &x, int fracBits);

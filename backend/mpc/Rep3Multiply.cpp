@@ -69,7 +69,8 @@ llvm::Expected<Shares> Rep3Internals::reshare(std::vector<Ring> z) {
   return out;
 }
 
-llvm::Expected<Shares> Rep3Internals::reshareTruncated(std::vector<Ring> z, int bits) {
+llvm::Expected<Shares> Rep3Internals::reshareTruncated(std::vector<Ring> z,
+                                                       int bits) {
   size_t n = z.size();
   Shares out;
   switch (party()) {
@@ -170,8 +171,8 @@ Rep3Internals::mulMany(const std::vector<const Shares *> &xs,
     const Shares &x = *xs[p], &y = *ys[p];
     Ring *zp = z.data() + offset;
     parallel(int64_t(x.size()), [&](int64_t i0, int64_t i1) {
-      mulLocal(size_t(i1 - i0), x.a.data() + i0, x.b.data() + i0, y.a.data() + i0,
-               y.b.data() + i0, zp + i0);
+      mulLocal(size_t(i1 - i0), x.a.data() + i0, x.b.data() + i0,
+               y.a.data() + i0, y.b.data() + i0, zp + i0);
     });
     offset += x.size();
   }
@@ -190,35 +191,42 @@ Rep3Internals::mulMany(const std::vector<const Shares *> &xs,
   return out;
 }
 
-llvm::Expected<Shares> Rep3Internals::mul(const Shares &x, const Shares &y, int bits) {
+llvm::Expected<Shares> Rep3Internals::mul(const Shares &x, const Shares &y,
+                                          int bits) {
   auto r = mulMany({&x}, {&y}, bits);
   if (!r)
     return r.takeError();
   return std::move((*r)[0]);
 }
 
-// --- Engine operations ------------------------------------------------------------------------
+// --- Engine operations
+// ------------------------------------------------------------------------
 
-llvm::Expected<SharedTensor> Rep3Engine::mul(const SharedTensor &x, const SharedTensor &y) {
+llvm::Expected<SharedTensor> Rep3Engine::mul(const SharedTensor &x,
+                                             const SharedTensor &y) {
   OpScope scope(*this, "mul");
   Rep3Internals in(*this);
   SharedTensor xo, yo;
   if (auto err = broadcastPair(x, y, xo, yo))
     return err;
-  bool bothFixed = xo.encoding == EncodingKind::Fixed && yo.encoding == EncodingKind::Fixed;
+  bool bothFixed =
+      xo.encoding == EncodingKind::Fixed && yo.encoding == EncodingKind::Fixed;
   auto z = in.mul(xo.s, yo.s, bothFixed ? options_.fracBits : 0);
   if (!z)
     return z.takeError();
-  EncodingKind enc = xo.encoding == EncodingKind::Integer && yo.encoding == EncodingKind::Integer
+  EncodingKind enc = xo.encoding == EncodingKind::Integer &&
+                             yo.encoding == EncodingKind::Integer
                          ? EncodingKind::Integer
                          : EncodingKind::Fixed;
   return SharedTensor{xo.shape, enc, std::move(*z)};
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::truncate(const SharedTensor &x, int bits) {
+llvm::Expected<SharedTensor> Rep3Engine::truncate(const SharedTensor &x,
+                                                  int bits) {
   OpScope scope(*this, "truncate");
   if (bits <= 0 || bits >= 63)
-    return mpcError("truncation by " + std::to_string(bits) + " bits (expected 1 to 62)");
+    return mpcError("truncation by " + std::to_string(bits) +
+                    " bits (expected 1 to 62)");
   Rep3Internals in(*this);
   auto t = in.truncate(x.s, bits);
   if (!t)
@@ -226,12 +234,13 @@ llvm::Expected<SharedTensor> Rep3Engine::truncate(const SharedTensor &x, int bit
   return SharedTensor{x.shape, x.encoding, std::move(*t)};
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::matmul(const SharedTensor &x, const SharedTensor &y) {
+llvm::Expected<SharedTensor> Rep3Engine::matmul(const SharedTensor &x,
+                                                const SharedTensor &y) {
   OpScope scope(*this, "matmul");
   Rep3Internals in(*this);
   if (x.shape.empty() || y.shape.empty())
-    return mpcError("matmul needs operands of rank 1 or more, got " + shapeToString(x.shape) +
-                    " and " + shapeToString(y.shape));
+    return mpcError("matmul needs operands of rank 1 or more, got " +
+                    shapeToString(x.shape) + " and " + shapeToString(y.shape));
   // NumPy: a 1-D lhs is a row, a 1-D rhs a column; both dimensions are
   // dropped from the result.
   Shape xs = x.shape, ys = y.shape;
@@ -240,10 +249,12 @@ llvm::Expected<SharedTensor> Rep3Engine::matmul(const SharedTensor &x, const Sha
     xs.insert(xs.begin(), 1);
   if (yVec)
     ys.push_back(1);
-  int64_t m = xs[xs.size() - 2], k = xs.back(), k2 = ys[ys.size() - 2], n = ys.back();
+  int64_t m = xs[xs.size() - 2], k = xs.back(), k2 = ys[ys.size() - 2],
+          n = ys.back();
   if (k != k2)
-    return mpcError("matmul contraction mismatch: lhs has " + std::to_string(k) +
-                    " columns, rhs has " + std::to_string(k2) + " rows");
+    return mpcError("matmul contraction mismatch: lhs has " +
+                    std::to_string(k) + " columns, rhs has " +
+                    std::to_string(k2) + " rows");
   Shape xBatch(xs.begin(), xs.end() - 2), yBatch(ys.begin(), ys.end() - 2);
   auto batch = broadcastShapes(xBatch, yBatch);
   if (!batch)
@@ -273,13 +284,15 @@ llvm::Expected<SharedTensor> Rep3Engine::matmul(const SharedTensor &x, const Sha
   std::vector<Ring> ySum(yb.s.size());
   addVec(ySum.size(), yb.s.a.data(), yb.s.b.data(), ySum.data());
   for (int64_t t = 0; t < batches; ++t) {
-    const Ring *xa = xb.s.a.data() + t * m * k, *xbp = xb.s.b.data() + t * m * k;
+    const Ring *xa = xb.s.a.data() + t * m * k,
+               *xbp = xb.s.b.data() + t * m * k;
     const Ring *ya = yb.s.a.data() + t * k * n, *ys2 = ySum.data() + t * k * n;
     Ring *zt = z.data() + t * m * n;
     gemmAccumulate(m, n, k, xa, k, ys2, n, zt, n, in.threads());
     gemmAccumulate(m, n, k, xbp, k, ya, n, zt, n, in.threads());
   }
-  bool bothFixed = x.encoding == EncodingKind::Fixed && y.encoding == EncodingKind::Fixed;
+  bool bothFixed =
+      x.encoding == EncodingKind::Fixed && y.encoding == EncodingKind::Fixed;
   auto r = bothFixed ? in.reshareTruncated(std::move(z), options_.fracBits)
                      : in.reshare(std::move(z));
   if (!r)
@@ -289,9 +302,10 @@ llvm::Expected<SharedTensor> Rep3Engine::matmul(const SharedTensor &x, const Sha
     outShape.push_back(flatten ? xs[xs.size() - 2] : m);
   if (!yVec)
     outShape.push_back(n);
-  EncodingKind enc = x.encoding == EncodingKind::Integer && y.encoding == EncodingKind::Integer
-                         ? EncodingKind::Integer
-                         : EncodingKind::Fixed;
+  EncodingKind enc =
+      x.encoding == EncodingKind::Integer && y.encoding == EncodingKind::Integer
+          ? EncodingKind::Integer
+          : EncodingKind::Fixed;
   return SharedTensor{outShape, enc, std::move(*r)};
 }
 

@@ -74,7 +74,8 @@ SharesOrErr linearCombination(Rep3Internals &in, const std::vector<Term> &terms,
   Shares acc(n);
   for (const Term &t : terms)
     acc = addShares(acc, scaleShares(*t.x, encodeFixed(t.coef, f)));
-  acc = addPublicRing(acc, std::vector<Ring>(n, encodeFixed(constant, 2 * f)), in.party());
+  acc = addPublicRing(acc, std::vector<Ring>(n, encodeFixed(constant, 2 * f)),
+                      in.party());
   return in.truncate(acc, f);
 }
 
@@ -85,18 +86,21 @@ Shares plusPublicInteger(const Shares &x, int64_t c, int party) {
 
 // c - x for a public real c, locally.
 Shares publicMinus(Rep3Internals &in, double c, const Shares &x) {
-  return addPublicRing(scaleShares(x, Ring(-1)),
-                       std::vector<Ring>(x.size(), encodeFixed(c, in.fracBits())), in.party());
+  return addPublicRing(
+      scaleShares(x, Ring(-1)),
+      std::vector<Ring>(x.size(), encodeFixed(c, in.fracBits())), in.party());
 }
 
 // x + c for a public real c, locally.
 Shares plusPublic(Rep3Internals &in, const Shares &x, double c) {
-  return addPublicRing(x, std::vector<Ring>(x.size(), encodeFixed(c, in.fracBits())),
-                       in.party());
+  return addPublicRing(
+      x, std::vector<Ring>(x.size(), encodeFixed(c, in.fracBits())),
+      in.party());
 }
 
 // x - 2^k for each k in ks, all side by side (k-major).
-Shares minusPowers(Rep3Internals &in, const Shares &x, const std::vector<int> &ks) {
+Shares minusPowers(Rep3Internals &in, const Shares &x,
+                   const std::vector<int> &ks) {
   Shares all;
   for (int k : ks)
     all = joinShares(all, plusPublic(in, x, -std::ldexp(1.0, k)));
@@ -107,8 +111,9 @@ Shares minusPowers(Rep3Internals &in, const Shares &x, const std::vector<int> &k
 SharesOrErr expCore(Rep3Internals &in, const Shares &x) {
   // Degree-6 fit of e^t on [-1, 0.625], relative error 1.5e-6 (fit by
   // iteratively reweighted least squares on a dense grid).
-  static const double c[7] = {1.00000031982254,    0.9999965841474541,  0.49998179387965724,
-                              0.1666962201894259,  0.04180976529957153, 0.008342142167713172,
+  static const double c[7] = {1.00000031982254,    0.9999965841474541,
+                              0.49998179387965724, 0.1666962201894259,
+                              0.04180976529957153, 0.008342142167713172,
                               0.001123077759374195};
   int f = in.fracBits();
   size_t n = x.size();
@@ -175,7 +180,8 @@ SharesOrErr recipNewton(Rep3Internals &in, const Shares &d, Shares y) {
 // {+1, -1}, then for each coefficient table the scale sum_k coef(k) onehot_k
 // (negated for s = -1). 9 rounds.
 llvm::Expected<std::vector<Shares>>
-binadeScales(Rep3Internals &in, const Shares &x, int kLo, int kHi, bool withSign,
+binadeScales(Rep3Internals &in, const Shares &x, int kLo, int kHi,
+             bool withSign,
              const std::vector<std::function<Ring(int)>> &coefs) {
   size_t n = x.size();
   std::vector<int> ks;
@@ -198,7 +204,8 @@ binadeScales(Rep3Internals &in, const Shares &x, int kLo, int kHi, bool withSign
         Ring delta = coef(k) - (k > kLo ? coef(k - 1) : Ring(0));
         if (sign)
           delta = Ring(0) - delta;
-        Shares ck = oneMinusBits(sliceShares(*below, (sign * ks.size() + i) * n, n), in.party());
+        Shares ck = oneMinusBits(
+            sliceShares(*below, (sign * ks.size() + i) * n, n), in.party());
         s = addShares(s, scaleShares(ck, delta));
       }
     scales.push_back(std::move(s));
@@ -214,11 +221,13 @@ struct ReciprocalParts {
   Shares scale;
 };
 
-llvm::Expected<ReciprocalParts> reciprocalParts(Rep3Internals &in, const Shares &x, int kLo,
+llvm::Expected<ReciprocalParts> reciprocalParts(Rep3Internals &in,
+                                                const Shares &x, int kLo,
                                                 int kHi, bool withSign) {
   int f = in.fracBits(), g = approx::kScaleExtraBits;
-  auto scales = binadeScales(in, x, kLo, kHi, withSign,
-                             {[&](int k) { return Ring(1) << (f + g - (k + 1)); }});
+  auto scales =
+      binadeScales(in, x, kLo, kHi, withSign,
+                   {[&](int k) { return Ring(1) << (f + g - (k + 1)); }});
   if (!scales)
     return scales.takeError();
   Shares &s = (*scales)[0];
@@ -233,30 +242,35 @@ llvm::Expected<ReciprocalParts> reciprocalParts(Rep3Internals &in, const Shares 
 }
 
 // 1 / x from its parts.
-SharesOrErr reciprocalRaw(Rep3Internals &in, const Shares &x, int kLo, int kHi, bool withSign) {
+SharesOrErr reciprocalRaw(Rep3Internals &in, const Shares &x, int kLo, int kHi,
+                          bool withSign) {
   auto parts = reciprocalParts(in, x, kLo, kHi, withSign);
   if (!parts)
     return parts.takeError();
-  return in.mul(parts->y, parts->scale, in.fracBits() + approx::kScaleExtraBits);
+  return in.mul(parts->y, parts->scale,
+                in.fracBits() + approx::kScaleExtraBits);
 }
 
 // rsqrt of the normalized x' = x 4^-j in [0.25, 1), with the scales that
 // undo the normalization, for 2^kLo <= x < 2^(kHi + 1).
 struct RsqrtParts {
-  Shares xp;       // x' = x 4^-j
-  Shares y;        // rsqrt(x'), in (1, 2]
-  Shares down;     // 2^-j with f + G fractional bits: rsqrt(x) = y 2^-j
-  Shares up;       // 2^j with f + G fractional bits: sqrt(x) = x' y 2^j
+  Shares xp;   // x' = x 4^-j
+  Shares y;    // rsqrt(x'), in (1, 2]
+  Shares down; // 2^-j with f + G fractional bits: rsqrt(x) = y 2^-j
+  Shares up;   // 2^j with f + G fractional bits: sqrt(x) = x' y 2^j
 };
 
-llvm::Expected<RsqrtParts> rsqrtParts(Rep3Internals &in, const Shares &x, int kLo, int kHi) {
+llvm::Expected<RsqrtParts> rsqrtParts(Rep3Internals &in, const Shares &x,
+                                      int kLo, int kHi) {
   int f = in.fracBits(), g = approx::kScaleExtraBits;
-  auto half = [](int k) { return int(std::floor((k + 2) / 2.0)); }; // ceil((k+1)/2)
+  auto half = [](int k) {
+    return int(std::floor((k + 2) / 2.0));
+  }; // ceil((k+1)/2)
   auto scales = binadeScales(
       in, x, kLo, kHi, false,
-      {[&](int k) { return Ring(1) << (f + g - 2 * half(k)); },   // 4^-j
-       [&](int k) { return Ring(1) << (f + g - half(k)); },       // 2^-j
-       [&](int k) { return Ring(1) << (f + g + half(k)); }});     // 2^j
+      {[&](int k) { return Ring(1) << (f + g - 2 * half(k)); }, // 4^-j
+       [&](int k) { return Ring(1) << (f + g - half(k)); },     // 2^-j
+       [&](int k) { return Ring(1) << (f + g + half(k)); }});   // 2^j
   if (!scales)
     return scales.takeError();
   auto xp = in.mul(x, (*scales)[0], f + g); // in [0.25, 1)
@@ -286,12 +300,14 @@ SharesOrErr sigmoidRaw(Rep3Internals &in, const Shares &x) {
   size_t n = x.size();
   const double clipAt = approx::kSigmoidClip;
   // [x < 0], [x > clip], [x < -clip] in one batch.
-  Shares batch = joinShares(joinShares(x, publicMinus(in, clipAt, x)), plusPublic(in, x, clipAt));
+  Shares batch = joinShares(joinShares(x, publicMinus(in, clipAt, x)),
+                            plusPublic(in, x, clipAt));
   auto bits = in.msb(batch);
   if (!bits)
     return bits.takeError();
   Shares neg = sliceShares(*bits, 0, n);
-  Shares over = addShares(sliceShares(*bits, n, n), sliceShares(*bits, 2 * n, n));
+  Shares over =
+      addShares(sliceShares(*bits, n, n), sliceShares(*bits, 2 * n, n));
   // v = -|x| = x (2 neg - 1), then clipped at -clip.
   Shares sign = plusPublicInteger(scaleShares(neg, Ring(2)), -1, in.party());
   auto v = in.mul(x, sign, 0);
@@ -319,15 +335,19 @@ SharesOrErr sigmoidRaw(Rep3Internals &in, const Shares &x) {
 
 // Σ_axis x y with one truncation per result element (a dot product: one
 // reshare per OUTPUT). 2 rounds.
-llvm::Expected<SharedTensor> sumOfProducts(Rep3Internals &in, const SharedTensor &x,
-                                           const SharedTensor &y, int64_t axis) {
+llvm::Expected<SharedTensor> sumOfProducts(Rep3Internals &in,
+                                           const SharedTensor &x,
+                                           const SharedTensor &y,
+                                           int64_t axis) {
   std::vector<Ring> z(x.s.size(), 0);
-  mulLocal(z.size(), x.s.a.data(), x.s.b.data(), y.s.a.data(), y.s.b.data(), z.data());
+  mulLocal(z.size(), x.s.a.data(), x.s.b.data(), y.s.a.data(), y.s.b.data(),
+           z.data());
   auto reduced = reduceSum(RingArray{x.shape, std::move(z)}, {axis}, true);
   if (!reduced)
     return reduced.takeError();
   std::vector<Ring> alpha = in.zeroShare(reduced->data.size());
-  addVec(alpha.size(), reduced->data.data(), alpha.data(), reduced->data.data());
+  addVec(alpha.size(), reduced->data.data(), alpha.data(),
+         reduced->data.data());
   auto r = in.reshareTruncated(std::move(reduced->data), in.fracBits());
   if (!r)
     return r.takeError();
@@ -343,7 +363,8 @@ int ceilLog2(int64_t n) {
 
 } // namespace
 
-// --- Engine operations -------------------------------------------------------------------------
+// --- Engine operations
+// -------------------------------------------------------------------------
 
 llvm::Expected<SharedTensor> Rep3Engine::exp(const SharedTensor &x) {
   OpScope scope(*this, "exp");
@@ -361,13 +382,15 @@ llvm::Expected<SharedTensor> Rep3Engine::reciprocal(const SharedTensor &x) {
   OpScope scope(*this, "reciprocal");
   Rep3Internals in(*this);
   int f = fracBits();
-  auto r = reciprocalRaw(in, toFixed(x, f).s, -f, f + approx::kScaleExtraBits - 1, true);
+  auto r = reciprocalRaw(in, toFixed(x, f).s, -f,
+                         f + approx::kScaleExtraBits - 1, true);
   if (!r)
     return r.takeError();
   return SharedTensor{x.shape, EncodingKind::Fixed, std::move(*r)};
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::div(const SharedTensor &x, const SharedTensor &y) {
+llvm::Expected<SharedTensor> Rep3Engine::div(const SharedTensor &x,
+                                             const SharedTensor &y) {
   OpScope scope(*this, "div");
   Rep3Internals in(*this);
   int f = fracBits(), g = approx::kScaleExtraBits;
@@ -435,10 +458,12 @@ llvm::Expected<SharedTensor> Rep3Engine::tanh(const SharedTensor &x) {
   auto s = sigmoidRaw(in, scaleShares(toFixed(x, fracBits()).s, 2));
   if (!s)
     return s.takeError();
-  return SharedTensor{x.shape, EncodingKind::Fixed, plusPublic(in, scaleShares(*s, 2), -1.0)};
+  return SharedTensor{x.shape, EncodingKind::Fixed,
+                      plusPublic(in, scaleShares(*s, 2), -1.0)};
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::gelu(const SharedTensor &x, bool approximate) {
+llvm::Expected<SharedTensor> Rep3Engine::gelu(const SharedTensor &x,
+                                              bool approximate) {
   OpScope scope(*this, "gelu");
   Rep3Internals in(*this);
   int f = fracBits();
@@ -481,7 +506,8 @@ llvm::Expected<SharedTensor> Rep3Engine::gelu(const SharedTensor &x, bool approx
   return SharedTensor{x.shape, EncodingKind::Fixed, std::move(*out)};
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::softmax(const SharedTensor &x, int64_t axis) {
+llvm::Expected<SharedTensor> Rep3Engine::softmax(const SharedTensor &x,
+                                                 int64_t axis) {
   OpScope scope(*this, "softmax");
   Rep3Internals in(*this);
   int f = fracBits();
@@ -511,9 +537,10 @@ llvm::Expected<SharedTensor> Rep3Engine::softmax(const SharedTensor &x, int64_t 
   return mul(et, SharedTensor{s->shape, EncodingKind::Fixed, std::move(*r)});
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::layerNorm(const SharedTensor &x, const SharedTensor *gamma,
-                                                   const SharedTensor *beta, double eps,
-                                                   int64_t axis) {
+llvm::Expected<SharedTensor> Rep3Engine::layerNorm(const SharedTensor &x,
+                                                   const SharedTensor *gamma,
+                                                   const SharedTensor *beta,
+                                                   double eps, int64_t axis) {
   OpScope scope(*this, "layernorm");
   Rep3Internals in(*this);
   int f = fracBits();
@@ -541,9 +568,10 @@ llvm::Expected<SharedTensor> Rep3Engine::layerNorm(const SharedTensor &x, const 
     return parts.takeError();
   // d 2^-j first (small, exact to an ulp), then times rsqrt(x') in (1, 2]:
   // d * rsqrt(var) with an error of a few ulps whatever the variance.
-  auto down = broadcastShared(SharedTensor{var->shape, EncodingKind::Integer, parts->down},
-                              x.shape);
-  auto yn = broadcastShared(SharedTensor{var->shape, EncodingKind::Fixed, parts->y}, x.shape);
+  auto down = broadcastShared(
+      SharedTensor{var->shape, EncodingKind::Integer, parts->down}, x.shape);
+  auto yn = broadcastShared(
+      SharedTensor{var->shape, EncodingKind::Fixed, parts->y}, x.shape);
   if (!down || !yn)
     return llvm::joinErrors(down ? llvm::Error::success() : down.takeError(),
                             yn ? llvm::Error::success() : yn.takeError());
@@ -553,7 +581,8 @@ llvm::Expected<SharedTensor> Rep3Engine::layerNorm(const SharedTensor &x, const 
   auto yv = in.mul(*scaled, yn->s, f);
   if (!yv)
     return yv.takeError();
-  llvm::Expected<SharedTensor> y = SharedTensor{x.shape, EncodingKind::Fixed, std::move(*yv)};
+  llvm::Expected<SharedTensor> y =
+      SharedTensor{x.shape, EncodingKind::Fixed, std::move(*yv)};
   if (gamma) {
     y = mul(*y, *gamma);
     if (!y)

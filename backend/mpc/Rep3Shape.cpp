@@ -25,7 +25,8 @@ llvm::Expected<SharedTensor> onBothShares(const SharedTensor &x, Fn op) {
 
 } // namespace
 
-llvm::Expected<SharedTensor> Rep3Engine::reshape(const SharedTensor &x, const Shape &shape) {
+llvm::Expected<SharedTensor> Rep3Engine::reshape(const SharedTensor &x,
+                                                 const Shape &shape) {
   OpScope scope(*this, "reshape");
   Shape target = shape;
   int64_t known = 1, inferred = -1;
@@ -47,28 +48,33 @@ llvm::Expected<SharedTensor> Rep3Engine::reshape(const SharedTensor &x, const Sh
   }
   if (numElements(target) != x.size())
     return mpcError("cannot reshape " + shapeToString(x.shape) + " (" +
-                    std::to_string(x.size()) + " elements) to " + shapeToString(shape));
+                    std::to_string(x.size()) + " elements) to " +
+                    shapeToString(shape));
   SharedTensor out = x;
   out.shape = target;
   return out;
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::transpose(const SharedTensor &x,
-                                                   const std::vector<int64_t> &perm) {
+llvm::Expected<SharedTensor>
+Rep3Engine::transpose(const SharedTensor &x, const std::vector<int64_t> &perm) {
   OpScope scope(*this, "transpose");
-  return onBothShares(x, [&](const RingArray &a) { return mpc::transpose(a, perm); });
+  return onBothShares(
+      x, [&](const RingArray &a) { return mpc::transpose(a, perm); });
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::slice(const SharedTensor &x,
-                                               const std::vector<int64_t> &starts,
-                                               const std::vector<int64_t> &stops,
-                                               const std::vector<int64_t> &steps) {
+llvm::Expected<SharedTensor>
+Rep3Engine::slice(const SharedTensor &x, const std::vector<int64_t> &starts,
+                  const std::vector<int64_t> &stops,
+                  const std::vector<int64_t> &steps) {
   OpScope scope(*this, "slice");
-  return onBothShares(x, [&](const RingArray &a) { return mpc::slice(a, starts, stops, steps); });
+  return onBothShares(x, [&](const RingArray &a) {
+    return mpc::slice(a, starts, stops, steps);
+  });
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::concat(const std::vector<const SharedTensor *> &parts,
-                                                int64_t axis) {
+llvm::Expected<SharedTensor>
+Rep3Engine::concat(const std::vector<const SharedTensor *> &parts,
+                   int64_t axis) {
   OpScope scope(*this, "concat");
   if (parts.empty())
     return mpcError("concat needs at least one operand");
@@ -96,34 +102,40 @@ llvm::Expected<SharedTensor> Rep3Engine::concat(const std::vector<const SharedTe
   return out;
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::gather(const SharedTensor &x,
-                                                const std::vector<int64_t> &indices,
-                                                const Shape &indexShape, int64_t axis) {
+llvm::Expected<SharedTensor>
+Rep3Engine::gather(const SharedTensor &x, const std::vector<int64_t> &indices,
+                   const Shape &indexShape, int64_t axis) {
   OpScope scope(*this, "gather");
-  return onBothShares(
-      x, [&](const RingArray &a) { return mpc::gather(a, indices, indexShape, axis); });
+  return onBothShares(x, [&](const RingArray &a) {
+    return mpc::gather(a, indices, indexShape, axis);
+  });
 }
 
-llvm::Expected<SharedTensor> Rep3Engine::broadcastTo(const SharedTensor &x, const Shape &shape) {
+llvm::Expected<SharedTensor> Rep3Engine::broadcastTo(const SharedTensor &x,
+                                                     const Shape &shape) {
   OpScope scope(*this, "broadcast");
   return broadcastShared(x, shape);
 }
 
 llvm::Expected<SharedTensor> Rep3Engine::sum(const SharedTensor &x,
-                                             const std::vector<int64_t> &axes, bool keepDims) {
+                                             const std::vector<int64_t> &axes,
+                                             bool keepDims) {
   OpScope scope(*this, "sum");
-  return onBothShares(x, [&](const RingArray &a) { return reduceSum(a, axes, keepDims); });
+  return onBothShares(
+      x, [&](const RingArray &a) { return reduceSum(a, axes, keepDims); });
 }
 
 llvm::Expected<SharedTensor> Rep3Engine::mean(const SharedTensor &x,
-                                              const std::vector<int64_t> &axes, bool keepDims) {
+                                              const std::vector<int64_t> &axes,
+                                              bool keepDims) {
   OpScope scope(*this, "mean");
   auto s = sum(x, axes, keepDims);
   if (!s)
     return s.takeError();
   int64_t count = s->size() ? x.size() / s->size() : 0;
   if (count <= 0)
-    return mpcError("mean over an empty tensor of shape " + shapeToString(x.shape));
+    return mpcError("mean over an empty tensor of shape " +
+                    shapeToString(x.shape));
   return mulScalar(*s, 1.0 / double(count));
 }
 

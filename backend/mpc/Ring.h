@@ -41,7 +41,9 @@ std::vector<int64_t> stridesOf(const Shape &shape);
 constexpr int kDefaultFracBits = 18;
 
 /// Largest magnitude encodable with `fracBits` fractional bits (2^(63-f)).
-inline double fixedRange(int fracBits) { return std::ldexp(1.0, 63 - fracBits); }
+inline double fixedRange(int fracBits) {
+  return std::ldexp(1.0, 63 - fracBits);
+}
 
 /// round(v * 2^f) in two's complement; values beyond the range saturate,
 /// NaN encodes as 0 (never undefined behaviour on bad input).

@@ -14,13 +14,13 @@ namespace mdl::backend::mpc {
 
 /// z[i] += xa[i] * (ya[i] + yb[i]) + xb[i] * ya[i]: party i's share of the
 /// product, x_i y_i + x_i y_{i+1} + x_{i+1} y_i.
-void mulLocal(size_t n, const Ring *xa, const Ring *xb, const Ring *ya, const Ring *yb,
-              Ring *z);
+void mulLocal(size_t n, const Ring *xa, const Ring *xb, const Ring *ya,
+              const Ring *yb, Ring *z);
 
 /// z[i] ^= (xa[i] & (ya[i] ^ yb[i])) ^ (xb[i] & ya[i]): the same for AND of
 /// XOR-shared words.
-void andLocal(size_t n, const Ring *xa, const Ring *xb, const Ring *ya, const Ring *yb,
-              Ring *z);
+void andLocal(size_t n, const Ring *xa, const Ring *xb, const Ring *ya,
+              const Ring *yb, Ring *z);
 
 /// out[i] = x[i] + y[i].
 void addVec(size_t n, const Ring *x, const Ring *y, Ring *out);

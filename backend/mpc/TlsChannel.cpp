@@ -46,8 +46,8 @@ std::string peerCommonName(SslStream &stream) {
   if (!cert)
     return "";
   char buf[256] = {0};
-  int len = X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, buf,
-                                      sizeof buf);
+  int len = X509_NAME_get_text_by_NID(X509_get_subject_name(cert),
+                                      NID_commonName, buf, sizeof buf);
   X509_free(cert);
   return len > 0 ? std::string(buf, size_t(len)) : std::string();
 }
@@ -59,7 +59,9 @@ int partyOfName(const std::string &cn) {
   return -1;
 }
 
-std::string addressOf(const PeerAddress &p) { return p.host + ":" + std::to_string(p.port); }
+std::string addressOf(const PeerAddress &p) {
+  return p.host + ":" + std::to_string(p.port);
+}
 
 class TlsChannel final : public Channel {
 public:
@@ -79,13 +81,26 @@ public:
   }
 
 protected:
-  llvm::Error doExchange(ConstBytes toNext, ConstBytes toPrev, MutableBytes fromNext,
-                         MutableBytes fromPrev) override;
+  llvm::Error doExchange(ConstBytes toNext, ConstBytes toPrev,
+                         MutableBytes fromNext,
+                         MutableBytes fromPrev) override {
+    try {
+      return exchangeRound(toNext, toPrev, fromNext, fromPrev);
+    } catch (const std::exception &e) {
+      close();
+      broken_ = std::string("network error: ") + e.what();
+      return channelError(party(), broken_);
+    }
+  }
 
 private:
   friend class Connector;
+  llvm::Error exchangeRound(ConstBytes toNext, ConstBytes toPrev,
+                            MutableBytes fromNext, MutableBytes fromPrev);
   int slotOf(int peer) const { return peer == nextParty(party()) ? 0 : 1; }
-  int peerOf(int slot) const { return slot == 0 ? nextParty(party()) : prevParty(party()); }
+  int peerOf(int slot) const {
+    return slot == 0 ? nextParty(party()) : prevParty(party());
+  }
 
   asio::io_context io_;
   asio::ssl::context ctx_;
@@ -115,14 +130,15 @@ private:
     // Until setup ends, notice a linked peer that goes away (readable with
     // nothing to read is the end of the stream); data means it is already
     // past its own setup, which is fine.
-    stream->lowest_layer().async_wait(tcp::socket::wait_read, [this, stream,
-                                                               peer](asio::error_code ec) {
-      if (finished_ || ec == asio::error::operation_aborted)
-        return;
-      asio::error_code ignored;
-      if (ec || stream->lowest_layer().available(ignored) == 0)
-        fail("party " + std::to_string(peer) + " closed its connection during setup");
-    });
+    stream->lowest_layer().async_wait(
+        tcp::socket::wait_read, [this, stream, peer](asio::error_code ec) {
+          if (finished_ || ec == asio::error::operation_aborted)
+            return;
+          asio::error_code ignored;
+          if (ec || stream->lowest_layer().available(ignored) == 0)
+            fail("party " + std::to_string(peer) +
+                 " closed its connection during setup");
+        });
     if (--pending_ == 0)
       finish();
   }
@@ -165,38 +181,43 @@ private:
 void Connector::startAccept() {
   auto stream = std::make_shared<SslStream>(io_, ch_.ctx_);
   attempts_.push_back(stream);
-  acceptor_->async_accept(stream->lowest_layer(), [this, stream](asio::error_code ec) {
+  acceptor_->async_accept(stream->lowest_layer(), [this, stream](
+                                                      asio::error_code ec) {
     if (finished_)
       return;
     if (ec)
       return fail("cannot accept connections: " + ec.message());
-    stream->async_handshake(asio::ssl::stream_base::server, [this,
-                                                             stream](asio::error_code ec) {
-      if (finished_)
-        return;
-      std::string from;
-      asio::error_code ignored;
-      auto remote = stream->lowest_layer().remote_endpoint(ignored);
-      if (!ignored)
-        from = " from " + remote.address().to_string() + ":" + std::to_string(remote.port());
-      if (ec)
-        return fail("refused a connection" + from +
-                    ": TLS handshake failed: " + describeTlsError(ec, *stream));
-      std::string cn = peerCommonName(*stream);
-      int peer = partyOfName(cn);
-      if (peer <= ch_.party() || ch_.links_[ch_.slotOf(peer)]) {
-        std::string expected;
-        for (int j = ch_.party() + 1; j < kNumParties; ++j)
-          if (!ch_.links_[ch_.slotOf(j)])
-            expected += (expected.empty() ? "" : " or ") + partyCommonName(j);
-        return fail("refused a connection" + from + ": its certificate names '" + cn +
-                    "', expected " + expected);
-      }
-      --acceptsLeft_;
-      linked(peer, stream);
-      if (acceptsLeft_ > 0 && !finished_)
-        startAccept();
-    });
+    stream->async_handshake(
+        asio::ssl::stream_base::server, [this, stream](asio::error_code ec) {
+          if (finished_)
+            return;
+          std::string from;
+          asio::error_code ignored;
+          auto remote = stream->lowest_layer().remote_endpoint(ignored);
+          if (!ignored)
+            from = " from " + remote.address().to_string() + ":" +
+                   std::to_string(remote.port());
+          if (ec)
+            return fail(
+                "refused a connection" + from +
+                ": TLS handshake failed: " + describeTlsError(ec, *stream));
+          std::string cn = peerCommonName(*stream);
+          int peer = partyOfName(cn);
+          if (peer <= ch_.party() || ch_.links_[ch_.slotOf(peer)]) {
+            std::string expected;
+            for (int j = ch_.party() + 1; j < kNumParties; ++j)
+              if (!ch_.links_[ch_.slotOf(j)])
+                expected +=
+                    (expected.empty() ? "" : " or ") + partyCommonName(j);
+            return fail("refused a connection" + from +
+                        ": its certificate names '" + cn + "', expected " +
+                        expected);
+          }
+          --acceptsLeft_;
+          linked(peer, stream);
+          if (acceptsLeft_ > 0 && !finished_)
+            startAccept();
+        });
   });
 }
 
@@ -206,8 +227,8 @@ void Connector::dial(int peer) {
   asio::error_code ec;
   auto endpoints = resolver.resolve(addr.host, std::to_string(addr.port), ec);
   if (ec)
-    return fail("cannot resolve party " + std::to_string(peer) + "'s host '" + addr.host +
-                "': " + ec.message());
+    return fail("cannot resolve party " + std::to_string(peer) + "'s host '" +
+                addr.host + "': " + ec.message());
   auto stream = std::make_shared<SslStream>(io_, ch_.ctx_);
   attempts_.push_back(stream);
   asio::async_connect(
@@ -220,7 +241,8 @@ void Connector::dial(int peer) {
           lastDialError_[peer] = ec.message();
           asio::error_code ignored;
           stream->lowest_layer().close(ignored);
-          auto timer = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(100));
+          auto timer = std::make_shared<asio::steady_timer>(
+              io_, std::chrono::milliseconds(100));
           retryTimers_.push_back(timer);
           timer->async_wait([this, peer](asio::error_code ec) {
             if (!ec && !finished_)
@@ -228,20 +250,22 @@ void Connector::dial(int peer) {
           });
           return;
         }
-        stream->async_handshake(asio::ssl::stream_base::client, [this, stream,
-                                                                 peer](asio::error_code ec) {
-          if (finished_)
-            return;
-          std::string where = "party " + std::to_string(peer) + " at " + addressOf(cfg_.peers[peer]);
-          if (ec)
-            return fail("TLS handshake with " + where + " failed: " +
-                        describeTlsError(ec, *stream));
-          std::string cn = peerCommonName(*stream);
-          if (cn != partyCommonName(peer))
-            return fail("refused " + where + ": its certificate names '" + cn + "', expected " +
-                        partyCommonName(peer));
-          linked(peer, stream);
-        });
+        stream->async_handshake(
+            asio::ssl::stream_base::client,
+            [this, stream, peer](asio::error_code ec) {
+              if (finished_)
+                return;
+              std::string where = "party " + std::to_string(peer) + " at " +
+                                  addressOf(cfg_.peers[peer]);
+              if (ec)
+                return fail("TLS handshake with " + where +
+                            " failed: " + describeTlsError(ec, *stream));
+              std::string cn = peerCommonName(*stream);
+              if (cn != partyCommonName(peer))
+                return fail("refused " + where + ": its certificate names '" +
+                            cn + "', expected " + partyCommonName(peer));
+              linked(peer, stream);
+            });
       });
 }
 
@@ -255,7 +279,8 @@ llvm::Error Connector::run() {
     tcp::resolver resolver(io_);
     asio::error_code ec;
     auto resolved = resolver.resolve(own.host, std::to_string(own.port), ec);
-    bool v6 = !ec && !resolved.empty() && resolved.begin()->endpoint().address().is_v6();
+    bool v6 = !ec && !resolved.empty() &&
+              resolved.begin()->endpoint().address().is_v6();
     tcp::endpoint endpoint(v6 ? tcp::v6() : tcp::v4(), own.port);
     acceptor_.emplace(io_);
     acceptor_->open(endpoint.protocol(), ec);
@@ -266,7 +291,8 @@ llvm::Error Connector::run() {
     if (!ec)
       acceptor_->listen(asio::socket_base::max_listen_connections, ec);
     if (ec)
-      return channelError(me, "cannot listen on port " + std::to_string(own.port) + ": " +
+      return channelError(me, "cannot listen on port " +
+                                  std::to_string(own.port) + ": " +
                                   ec.message());
     startAccept();
   }
@@ -282,9 +308,10 @@ llvm::Error Connector::run() {
         continue;
       missing += missing.empty() ? "" : "; ";
       if (j < ch_.party())
-        missing += "party " + std::to_string(j) + " not reachable at " +
-                   addressOf(cfg_.peers[j]) +
-                   (lastDialError_[j].empty() ? "" : " (" + lastDialError_[j] + ")");
+        missing +=
+            "party " + std::to_string(j) + " not reachable at " +
+            addressOf(cfg_.peers[j]) +
+            (lastDialError_[j].empty() ? "" : " (" + lastDialError_[j] + ")");
       else
         missing += "no connection from party " + std::to_string(j);
     }
@@ -309,25 +336,32 @@ llvm::Error TlsChannel::setup(const TlsConfig &cfg) {
   asio::error_code ec;
   ctx_.load_verify_file(cfg.caFile, ec);
   if (ec)
-    return channelError(party(), "cannot load CA certificate " + cfg.caFile + ": " + ec.message());
+    return channelError(party(), "cannot load CA certificate " + cfg.caFile +
+                                     ": " + ec.message());
   ctx_.use_certificate_chain_file(cfg.certFile, ec);
   if (ec)
-    return channelError(party(), "cannot load certificate " + cfg.certFile + ": " + ec.message());
+    return channelError(party(), "cannot load certificate " + cfg.certFile +
+                                     ": " + ec.message());
   ctx_.use_private_key_file(cfg.keyFile, asio::ssl::context::pem, ec);
   if (ec)
-    return channelError(party(), "cannot load private key " + cfg.keyFile + ": " + ec.message());
+    return channelError(party(), "cannot load private key " + cfg.keyFile +
+                                     ": " + ec.message());
   if (SSL_CTX_check_private_key(raw) != 1)
-    return channelError(party(), "private key " + cfg.keyFile + " does not match certificate " +
+    return channelError(party(), "private key " + cfg.keyFile +
+                                     " does not match certificate " +
                                      cfg.certFile);
-  ctx_.set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert, ec);
+  ctx_.set_verify_mode(
+      asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert, ec);
   if (ec)
-    return channelError(party(), "cannot require peer certificates: " + ec.message());
+    return channelError(party(),
+                        "cannot require peer certificates: " + ec.message());
   Connector connector(*this, cfg);
   return connector.run();
 }
 
-llvm::Error TlsChannel::doExchange(ConstBytes toNext, ConstBytes toPrev, MutableBytes fromNext,
-                                   MutableBytes fromPrev) {
+llvm::Error TlsChannel::exchangeRound(ConstBytes toNext, ConstBytes toPrev,
+                                      MutableBytes fromNext,
+                                      MutableBytes fromPrev) {
   if (!broken_.empty())
     return channelError(party(), broken_);
   struct Op {
@@ -357,40 +391,44 @@ llvm::Error TlsChannel::doExchange(ConstBytes toNext, ConstBytes toPrev, Mutable
       ++pending;
       ++pendingWith[s];
       ops[s].headerOut = out[s].size;
-      std::array<asio::const_buffer, 2> bufs = {asio::buffer(&ops[s].headerOut, 8),
-                                                asio::buffer(out[s].data, out[s].size)};
-      asio::async_write(*links_[s], bufs, [&, peer, s](asio::error_code ec, size_t) {
-        if (ec && failure.empty())
-          fail("connection to " + peer + " lost while sending: " + ec.message());
-        doneOne(s);
-      });
+      std::array<asio::const_buffer, 2> bufs = {
+          asio::buffer(&ops[s].headerOut, 8),
+          asio::buffer(out[s].data, out[s].size)};
+      asio::async_write(*links_[s], bufs,
+                        [&, peer, s](asio::error_code ec, size_t) {
+                          if (ec && failure.empty())
+                            fail("connection to " + peer +
+                                 " lost while sending: " + ec.message());
+                          doneOne(s);
+                        });
     }
     if (in[s].size) {
       ++pending;
       ++pendingWith[s];
       SslStream &link = *links_[s];
       MutableBytes dst = in[s];
-      asio::async_read(link, asio::buffer(&ops[s].headerIn, 8),
-                       [&, peer, s, dst](asio::error_code ec, size_t) {
-                         if (ec) {
-                           if (failure.empty())
-                             fail("connection to " + peer + " lost: " + ec.message());
-                           return doneOne(s);
-                         }
-                         if (ops[s].headerIn != dst.size) {
-                           fail("protocol out of step: expected " + std::to_string(dst.size) +
-                                " bytes from " + peer + ", got " +
-                                std::to_string(ops[s].headerIn));
-                           return doneOne(s);
-                         }
-                         asio::async_read(*links_[s], asio::buffer(dst.data, dst.size),
-                                          [&, peer, s](asio::error_code ec, size_t) {
-                                            if (ec && failure.empty())
-                                              fail("connection to " + peer +
-                                                   " lost: " + ec.message());
-                                            doneOne(s);
-                                          });
-                       });
+      asio::async_read(
+          link, asio::buffer(&ops[s].headerIn, 8),
+          [&, peer, s, dst](asio::error_code ec, size_t) {
+            if (ec) {
+              if (failure.empty())
+                fail("connection to " + peer + " lost: " + ec.message());
+              return doneOne(s);
+            }
+            if (ops[s].headerIn != dst.size) {
+              fail("protocol out of step: expected " +
+                   std::to_string(dst.size) + " bytes from " + peer + ", got " +
+                   std::to_string(ops[s].headerIn));
+              return doneOne(s);
+            }
+            asio::async_read(*links_[s], asio::buffer(dst.data, dst.size),
+                             [&, peer, s](asio::error_code ec, size_t) {
+                               if (ec && failure.empty())
+                                 fail("connection to " + peer +
+                                      " lost: " + ec.message());
+                               doneOne(s);
+                             });
+          });
     }
   }
   if (pending == 0)
@@ -402,8 +440,10 @@ llvm::Error TlsChannel::doExchange(ConstBytes toNext, ConstBytes toPrev, Mutable
     std::string waiting;
     for (int s = 0; s < 2; ++s)
       if (pendingWith[s] > 0)
-        waiting += (waiting.empty() ? "" : " and ") + ("party " + std::to_string(peerOf(s)));
-    fail("timed out after " + std::to_string(ioTimeout_.count()) + " ms waiting for " + waiting);
+        waiting += (waiting.empty() ? "" : " and ") +
+                   ("party " + std::to_string(peerOf(s)));
+    fail("timed out after " + std::to_string(ioTimeout_.count()) +
+         " ms waiting for " + waiting);
   });
   io_.restart();
   io_.run();
@@ -416,13 +456,15 @@ llvm::Error TlsChannel::doExchange(ConstBytes toNext, ConstBytes toPrev, Mutable
 
 } // namespace
 
-std::string partyCommonName(int party) { return "mdl-party-" + std::to_string(party); }
+std::string partyCommonName(int party) {
+  return "mdl-party-" + std::to_string(party);
+}
 
 llvm::Expected<std::unique_ptr<Channel>> connectTls(const TlsConfig &config) {
   if (config.party < 0 || config.party >= kNumParties)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "party index " + std::to_string(config.party) +
-                                       " is not 0, 1 or 2");
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "party index " + std::to_string(config.party) + " is not 0, 1 or 2");
   if (config.peers.size() != size_t(kNumParties))
     return channelError(config.party, "expected 3 peer addresses, got " +
                                           std::to_string(config.peers.size()));
@@ -432,7 +474,8 @@ llvm::Expected<std::unique_ptr<Channel>> connectTls(const TlsConfig &config) {
       return err;
     return std::unique_ptr<Channel>(std::move(ch));
   } catch (const std::exception &e) {
-    return channelError(config.party, std::string("TLS setup failed: ") + e.what());
+    return channelError(config.party,
+                        std::string("TLS setup failed: ") + e.what());
   }
 }
 

@@ -14,8 +14,9 @@ using namespace mdl::backend::mpc::test;
 namespace {
 
 // Plain row-major matmul of [m, k] and [k, n].
-std::vector<double> plainMatmul(const std::vector<double> &a, const std::vector<double> &b,
-                                int64_t m, int64_t k, int64_t n) {
+std::vector<double> plainMatmul(const std::vector<double> &a,
+                                const std::vector<double> &b, int64_t m,
+                                int64_t k, int64_t n) {
   std::vector<double> c(m * n, 0.0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t p = 0; p < k; ++p)
@@ -28,7 +29,8 @@ std::vector<double> plainMatmul(const std::vector<double> &a, const std::vector<
 
 TEST(MpcRing, FixedPointRoundTrip) {
   const int f = kDefaultFracBits;
-  for (double v : {0.0, 1.0, -1.0, 0.5, -0.25, 3.14159, -2.71828, 1e6, -1e6, 1e-5}) {
+  for (double v :
+       {0.0, 1.0, -1.0, 0.5, -0.25, 3.14159, -2.71828, 1e6, -1e6, 1e-5}) {
     double decoded = decodeFixed(encodeFixed(v, f), f);
     EXPECT_LE(std::fabs(decoded - v), ulp(f) / 2) << v;
   }
@@ -39,7 +41,8 @@ TEST(MpcRing, FixedPointRoundTrip) {
   EXPECT_EQ(encodeFixed(1e300, f), Ring(INT64_MAX));
   EXPECT_EQ(encodeFixed(-1e300, f), Ring(INT64_MIN));
   EXPECT_EQ(encodeFixed(NAN, f), 0u);
-  EXPECT_EQ(decodeFixed(encodeFixed(-35184372088832.0, f), f), -35184372088832.0);
+  EXPECT_EQ(decodeFixed(encodeFixed(-35184372088832.0, f), f),
+            -35184372088832.0);
   EXPECT_EQ(shiftRightSigned(Ring(0) - 8, 2), Ring(0) - 2);
 }
 
@@ -55,7 +58,8 @@ TEST(MpcRing, Shapes) {
 TEST(MpcArith, InputAndRevealEveryOwner) {
   std::vector<double> values = uniformValues(100, -1000, 1000, 7);
   // Edge values: zero, one ulp, near the ends of the range.
-  for (double v : {0.0, ulp(), -ulp(), 1.0e13, -1.0e13, 35184372088831.0, -35184372088832.0})
+  for (double v : {0.0, ulp(), -ulp(), 1.0e13, -1.0e13, 35184372088831.0,
+                   -35184372088832.0})
     values.push_back(v);
   Shape shape{int64_t(values.size())};
   auto out = runAndReveal([&](Rep3Engine &e, PartyResults &r) -> llvm::Error {
@@ -66,7 +70,8 @@ TEST(MpcArith, InputAndRevealEveryOwner) {
         return err;
     }
     PlainTensor ints{{4}, {-3, 0, 7, 1e15}};
-    MPC_TRY(k, e.input(1, e.party() == 1 ? &ints : nullptr, {4}, EncodingKind::Integer));
+    MPC_TRY(k, e.input(1, e.party() == 1 ? &ints : nullptr, {4},
+                       EncodingKind::Integer));
     return revealInto(e, k, r);
   });
   ASSERT_EQ(out.size(), 4u);
@@ -87,7 +92,8 @@ TEST(MpcArith, LinearOperationsAreExact) {
     MPC_TRY(sum, e.add(x, y)); // broadcast [3,4] + [4]
     MPC_TRY(diff, e.sub(y, x));
     SharedTensor negX = e.neg(x);
-    MPC_TRY(plusC, e.addPublic(x, PlainTensor{{3, 1}, cv})); // broadcast [3,4] + [3,1]
+    MPC_TRY(plusC,
+            e.addPublic(x, PlainTensor{{3, 1}, cv})); // broadcast [3,4] + [3,1]
     MPC_TRY(cMinus, e.subFromPublic(PlainTensor{{}, {2.5}}, x));
     SharedTensor times = e.mulInteger(x, -3);
     for (const SharedTensor *t : {&sum, &diff, &negX, &plusC, &cMinus, &times})
@@ -126,7 +132,8 @@ TEST(MpcArith, MultiplyWithinOneUlpAndCostsOneReshare) {
         PlainTensor xt{{n}, xv}, yt{{n}, yv}, kt{{n}, kv};
         MPC_TRY(x, e.input(0, e.party() == 0 ? &xt : nullptr, {n}));
         MPC_TRY(y, e.input(1, e.party() == 1 ? &yt : nullptr, {n}));
-        MPC_TRY(k, e.input(2, e.party() == 2 ? &kt : nullptr, {n}, EncodingKind::Integer));
+        MPC_TRY(k, e.input(2, e.party() == 2 ? &kt : nullptr, {n},
+                           EncodingKind::Integer));
         MPC_TRY(xy, e.mul(x, y));
         if (auto err = revealInto(e, xy, r))
           return err;
@@ -161,16 +168,22 @@ TEST(MpcArith, MatmulShapesAndBytesPerOutput) {
     Shape a, b, out;
   };
   std::vector<Case> cases = {
-      {{4, 5}, {5, 3}, {4, 3}},       {{1, 7}, {7, 9}, {1, 9}},
-      {{8, 8}, {8, 1}, {8, 1}},       {{3}, {3, 4}, {4}},
-      {{4, 3}, {3}, {4}},             {{2, 3, 4}, {4, 5}, {2, 3, 5}},
-      {{2, 3, 4}, {2, 4, 5}, {2, 3, 5}}, {{1, 3, 4}, {2, 4, 5}, {2, 3, 5}},
+      {{4, 5}, {5, 3}, {4, 3}},
+      {{1, 7}, {7, 9}, {1, 9}},
+      {{8, 8}, {8, 1}, {8, 1}},
+      {{3}, {3, 4}, {4}},
+      {{4, 3}, {3}, {4}},
+      {{2, 3, 4}, {4, 5}, {2, 3, 5}},
+      {{2, 3, 4}, {2, 4, 5}, {2, 3, 5}},
+      {{1, 3, 4}, {2, 4, 5}, {2, 3, 5}},
       {{33, 70}, {70, 17}, {33, 17}},
   };
   std::vector<std::vector<double>> as, bs;
   for (size_t c = 0; c < cases.size(); ++c) {
-    as.push_back(onGrid(uniformValues(numElements(cases[c].a), -4, 4, 100 + c)));
-    bs.push_back(onGrid(uniformValues(numElements(cases[c].b), -4, 4, 200 + c)));
+    as.push_back(
+        onGrid(uniformValues(numElements(cases[c].a), -4, 4, 100 + c)));
+    bs.push_back(
+        onGrid(uniformValues(numElements(cases[c].b), -4, 4, 200 + c)));
   }
   auto out = runAndReveal([&](Rep3Engine &e, PartyResults &r) -> llvm::Error {
     for (size_t c = 0; c < cases.size(); ++c) {
@@ -194,7 +207,8 @@ TEST(MpcArith, MatmulShapesAndBytesPerOutput) {
       b.push_back(1);
     int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
     int64_t batches = numElements(cases[c].out) / (m * n);
-    int64_t aBatches = numElements(a) / (m * k), bBatches = numElements(b) / (k * n);
+    int64_t aBatches = numElements(a) / (m * k),
+            bBatches = numElements(b) / (k * n);
     std::vector<double> expected;
     for (int64_t t = 0; t < batches; ++t) {
       std::vector<double> at(as[c].begin() + (t % aBatches) * m * k,
@@ -204,7 +218,8 @@ TEST(MpcArith, MatmulShapesAndBytesPerOutput) {
       auto part = plainMatmul(at, bt, m, k, n);
       expected.insert(expected.end(), part.begin(), part.end());
     }
-    EXPECT_LE(maxAbsError(out[c].values, expected), ulp() * 1.001) << "case " << c;
+    EXPECT_LE(maxAbsError(out[c].values, expected), ulp() * 1.001)
+        << "case " << c;
   }
 }
 
@@ -226,9 +241,11 @@ TEST(MpcArith, MatmulBytesDoNotDependOnInnerDimension) {
     ASSERT_EQ(stats.size(), 3u);
     for (int p = 0; p < 3; ++p) {
       EXPECT_EQ(stats[p].at("matmul").rounds, 2u);
-      EXPECT_EQ(stats[p].at("matmul").bytesSent, uint64_t(8 * m * n)) << "k " << k;
+      EXPECT_EQ(stats[p].at("matmul").bytesSent, uint64_t(8 * m * n))
+          << "k " << k;
       // input: the owner sends the third share to both neighbours.
-      uint64_t inputBytes = (p == 0 ? 16 * m * k : 0) + (p == 1 ? 16 * k * n : 0);
+      uint64_t inputBytes =
+          (p == 0 ? 16 * m * k : 0) + (p == 1 ? 16 * k * n : 0);
       EXPECT_EQ(stats[p].at("input").bytesSent, inputBytes);
       EXPECT_EQ(stats[p].at("reveal").bytesSent, uint64_t(8 * m * n));
       EXPECT_EQ(stats[p].at("reveal").rounds, 1u);
@@ -268,30 +285,41 @@ TEST(MpcArith, TruncationAndPublicProducts) {
   for (int p = 0; p < 3; ++p) {
     EXPECT_EQ(stats[p].at("truncate").rounds, 1u);
     EXPECT_EQ(stats[p].at("truncate").bytesSent, p == 1 ? 0u : uint64_t(8 * n));
-    EXPECT_EQ(stats[p].at("mul_public").rounds, 2u); // two real factors; 3.0 is local
+    EXPECT_EQ(stats[p].at("mul_public").rounds,
+              2u); // two real factors; 3.0 is local
   }
 }
 
 TEST(MpcArith, BadShapesAreErrorsNotCrashes) {
-  llvm::Error err = runThreeParties(testOptions(), [](Rep3Engine &e) -> llvm::Error {
-    MPC_TRY(a, e.constant(PlainTensor{{2, 3}, std::vector<double>(6, 1.0)}));
-    MPC_TRY(b, e.constant(PlainTensor{{4, 5}, std::vector<double>(20, 1.0)}));
-    auto p = e.matmul(a, b);
-    if (p)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "matmul accepted");
-    return p.takeError();
-  });
+  llvm::Error err =
+      runThreeParties(testOptions(), [](Rep3Engine &e) -> llvm::Error {
+        MPC_TRY(a,
+                e.constant(PlainTensor{{2, 3}, std::vector<double>(6, 1.0)}));
+        MPC_TRY(b,
+                e.constant(PlainTensor{{4, 5}, std::vector<double>(20, 1.0)}));
+        auto p = e.matmul(a, b);
+        if (p)
+          return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                         "matmul accepted");
+        return p.takeError();
+      });
   std::string msg = llvm::toString(std::move(err));
-  EXPECT_NE(msg.find("matmul contraction mismatch: lhs has 3 columns, rhs has 4 rows"),
+  EXPECT_NE(
+      msg.find(
+          "matmul contraction mismatch: lhs has 3 columns, rhs has 4 rows"),
+      std::string::npos)
+      << msg;
+  llvm::Error err2 =
+      runThreeParties(testOptions(), [](Rep3Engine &e) -> llvm::Error {
+        MPC_TRY(a,
+                e.constant(PlainTensor{{2, 3}, std::vector<double>(6, 1.0)}));
+        MPC_TRY(b, e.constant(PlainTensor{{2}, std::vector<double>(2, 1.0)}));
+        return e.add(a, b).takeError();
+      });
+  msg = llvm::toString(std::move(err2));
+  EXPECT_NE(msg.find("shapes [2, 3] and [2] are not broadcastable"),
             std::string::npos)
       << msg;
-  llvm::Error err2 = runThreeParties(testOptions(), [](Rep3Engine &e) -> llvm::Error {
-    MPC_TRY(a, e.constant(PlainTensor{{2, 3}, std::vector<double>(6, 1.0)}));
-    MPC_TRY(b, e.constant(PlainTensor{{2}, std::vector<double>(2, 1.0)}));
-    return e.add(a, b).takeError();
-  });
-  msg = llvm::toString(std::move(err2));
-  EXPECT_NE(msg.find("shapes [2, 3] and [2] are not broadcastable"), std::string::npos) << msg;
 }
 
 TEST(MpcArith, OwnerWithWrongInputEndsTheRunPromptly) {
@@ -304,9 +332,13 @@ TEST(MpcArith, OwnerWithWrongInputEndsTheRunPromptly) {
         return e.reveal(x).takeError();
       },
       nullptr, std::chrono::seconds(20));
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   std::string msg = llvm::toString(std::move(err));
-  EXPECT_NE(msg.find("party 1: party 1 owns an input of shape [4]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("party 1: party 1 owns an input of shape [4]"),
+            std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("left the computation"), std::string::npos) << msg;
   EXPECT_LT(seconds, 5.0); // the others do not wait for their 20 s timeout
 }

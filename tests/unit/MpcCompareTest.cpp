@@ -13,7 +13,8 @@ namespace {
 // magnitudes.
 std::vector<double> trickyValues(size_t n, uint64_t seed) {
   std::vector<double> v = onGrid(uniformValues(n, -1000, 1000, seed));
-  std::vector<double> special = {0.0, ulp(), -ulp(), 1e10, -1e10, 17.0, 17.0, -3.5};
+  std::vector<double> special = {0.0,   ulp(), -ulp(), 1e10,
+                                 -1e10, 17.0,  17.0,   -3.5};
   for (size_t i = 0; i < special.size() && i < n; ++i)
     v[i] = special[i];
   return v;
@@ -33,13 +34,15 @@ TEST(MpcCompare, AllOperatorsMatchPlaintext) {
         PlainTensor xt{{n}, xv}, yt{{n}, yv};
         MPC_TRY(x, e.input(0, e.party() == 0 ? &xt : nullptr, {n}));
         MPC_TRY(y, e.input(1, e.party() == 1 ? &yt : nullptr, {n}));
-        for (CompareKind k : {CompareKind::Lt, CompareKind::Le, CompareKind::Gt, CompareKind::Ge,
-                              CompareKind::Eq, CompareKind::Ne}) {
+        for (CompareKind k :
+             {CompareKind::Lt, CompareKind::Le, CompareKind::Gt,
+              CompareKind::Ge, CompareKind::Eq, CompareKind::Ne}) {
           MPC_TRY(b, e.compare(k, x, y));
           if (auto err = revealInto(e, b, r))
             return err;
         }
-        MPC_TRY(pub, e.comparePublic(CompareKind::Gt, x, PlainTensor{{}, {17.0}}));
+        MPC_TRY(pub,
+                e.comparePublic(CompareKind::Gt, x, PlainTensor{{}, {17.0}}));
         if (auto err = revealInto(e, pub, r))
           return err;
         MPC_TRY(m, e.msb(x));
@@ -63,7 +66,8 @@ TEST(MpcCompare, AllOperatorsMatchPlaintext) {
   for (int p = 0; p < 3; ++p) {
     const OpStats &msb = stats[p].at("msb");
     EXPECT_EQ(msb.rounds, 9u);
-    EXPECT_EQ(msb.bytesSent, uint64_t(n) * (p == 2 ? 104 + 32 : 104 + 8)) << "party " << p;
+    EXPECT_EQ(msb.bytesSent, uint64_t(n) * (p == 2 ? 104 + 32 : 104 + 8))
+        << "party " << p;
     EXPECT_EQ(stats[p].at("lt").rounds, 9u);
     EXPECT_EQ(stats[p].at("eq").rounds, 9u);
     EXPECT_EQ(stats[p].at("eq").bytesSent, 2 * msb.bytesSent);
@@ -114,7 +118,8 @@ TEST(MpcCompare, SelectReluAbsMaxMinClipAreExact) {
 TEST(MpcCompare, SelectBroadcastsAndNeedsBits) {
   auto out = runAndReveal([&](Rep3Engine &e, PartyResults &r) -> llvm::Error {
     PlainTensor ct{{3, 1}, {1, 0, 1}};
-    MPC_TRY(c, e.input(1, e.party() == 1 ? &ct : nullptr, {3, 1}, EncodingKind::Integer));
+    MPC_TRY(c, e.input(1, e.party() == 1 ? &ct : nullptr, {3, 1},
+                       EncodingKind::Integer));
     MPC_TRY(a, e.constant(PlainTensor{{2}, {1.5, -2.0}}));
     MPC_TRY(b, e.constant(PlainTensor{{}, {7.0}}));
     MPC_TRY(s, e.select(c, a, b));
@@ -122,13 +127,15 @@ TEST(MpcCompare, SelectBroadcastsAndNeedsBits) {
       return err;
     auto bad = e.select(a, a, b); // a fixed-point condition is refused
     if (bad)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "select accepted reals");
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "select accepted reals");
     llvm::consumeError(bad.takeError());
     return llvm::Error::success();
   });
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].shape, (Shape{3, 2}));
-  EXPECT_EQ(out[0].values, (std::vector<double>{1.5, -2.0, 7.0, 7.0, 1.5, -2.0}));
+  EXPECT_EQ(out[0].values,
+            (std::vector<double>{1.5, -2.0, 7.0, 7.0, 1.5, -2.0}));
 }
 
 TEST(MpcCompare, ReductionsAndArgmaxAlongAxes) {
@@ -165,10 +172,12 @@ TEST(MpcCompare, ReductionsAndArgmaxAlongAxes) {
   EXPECT_EQ(out[5].shape, (Shape{1, cols}));
   for (int64_t i = 0; i < rows; ++i) {
     auto row = v.begin() + i * cols;
-    auto mx = std::max_element(row, row + cols), mn = std::min_element(row, row + cols);
+    auto mx = std::max_element(row, row + cols),
+         mn = std::min_element(row, row + cols);
     EXPECT_EQ(out[0].values[i], *mx);
     EXPECT_EQ(out[1].values[i], *mn);
-    EXPECT_EQ(out[3].values[i], double(mx - row)) << "row " << i; // first maximum
+    EXPECT_EQ(out[3].values[i], double(mx - row))
+        << "row " << i; // first maximum
     EXPECT_EQ(out[4].values[i], double(mn - row)) << "row " << i;
   }
   for (int64_t j = 0; j < cols; ++j) {

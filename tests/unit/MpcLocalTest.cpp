@@ -29,9 +29,9 @@ TEST(MpcGemm, MatchesNaiveOnEdgeShapesKernelsAndThreads) {
   struct Case {
     int64_t m, n, k;
   };
-  std::vector<Case> cases = {{1, 1, 1},   {1, 17, 5},   {9, 1, 3},     {8, 16, 1},
-                             {7, 15, 33}, {8, 16, 512}, {65, 33, 513}, {130, 200, 70},
-                             {3, 1030, 9}, {200, 3, 600}};
+  std::vector<Case> cases = {
+      {1, 1, 1},    {1, 17, 5},    {9, 1, 3},      {8, 16, 1},   {7, 15, 33},
+      {8, 16, 512}, {65, 33, 513}, {130, 200, 70}, {3, 1030, 9}, {200, 3, 600}};
   std::vector<GemmKernelKind> kinds = {GemmKernelKind::Generic};
   if (gemmHasAvx512())
     kinds.push_back(GemmKernelKind::Avx512);
@@ -40,13 +40,15 @@ TEST(MpcGemm, MatchesNaiveOnEdgeShapesKernelsAndThreads) {
       for (int threads : {1, 2}) {
         // Leading dimensions larger than the matrices, and C accumulated.
         int64_t lda = c.k + 3, ldb = c.n + 1, ldc = c.n + 5;
-        std::vector<Ring> a = randomRing(c.m * lda, 1), b = randomRing(c.k * ldb, 2);
+        std::vector<Ring> a = randomRing(c.m * lda, 1),
+                          b = randomRing(c.k * ldb, 2);
         std::vector<Ring> got = randomRing(c.m * ldc, 3), want = got;
-        gemmAccumulate(c.m, c.n, c.k, a.data(), lda, b.data(), ldb, got.data(), ldc, threads,
-                       kind);
-        gemmNaive(c.m, c.n, c.k, a.data(), lda, b.data(), ldb, want.data(), ldc);
-        EXPECT_EQ(got, want) << c.m << "x" << c.k << "x" << c.n << " " << gemmKernelName(kind)
-                             << " threads " << threads;
+        gemmAccumulate(c.m, c.n, c.k, a.data(), lda, b.data(), ldb, got.data(),
+                       ldc, threads, kind);
+        gemmNaive(c.m, c.n, c.k, a.data(), lda, b.data(), ldb, want.data(),
+                  ldc);
+        EXPECT_EQ(got, want) << c.m << "x" << c.k << "x" << c.n << " "
+                             << gemmKernelName(kind) << " threads " << threads;
       }
   EXPECT_STREQ(gemmKernelName(GemmKernelKind::Generic), "generic");
 }
@@ -77,17 +79,20 @@ TEST(MpcPrg, StreamsAreDeterministicPerKeyAndDiffer) {
 TEST(MpcChannel, SizeMismatchAndTimeoutAreErrors) {
   auto ch = makeLocalChannels(std::chrono::milliseconds(200));
   Ring out[2] = {1, 2}, in[3];
-  std::thread sender([&] { llvm::consumeError(ch[0]->send(Peer::Next, out, sizeof out)); });
+  std::thread sender(
+      [&] { llvm::consumeError(ch[0]->send(Peer::Next, out, sizeof out)); });
   sender.join();
   llvm::Error err = ch[1]->recv(Peer::Prev, in, sizeof in);
   std::string msg = llvm::toString(std::move(err));
-  EXPECT_NE(msg.find("protocol out of step: expected 24 bytes from party 0, got 16"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find("protocol out of step: expected 24 bytes from party 0, got 16"),
+      std::string::npos)
       << msg;
   auto start = std::chrono::steady_clock::now();
   err = ch[2]->recv(Peer::Next, in, sizeof in);
   msg = llvm::toString(std::move(err));
-  EXPECT_NE(msg.find("party 2: timed out after 200 ms waiting for party 0"), std::string::npos)
+  EXPECT_NE(msg.find("party 2: timed out after 200 ms waiting for party 0"),
+            std::string::npos)
       << msg;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   EXPECT_EQ(ch[0]->stats().bytesSent, 16u);
@@ -122,9 +127,11 @@ TEST(MpcShape, MovementOperationsMatchIndexArithmetic) {
       return true;
     };
     if (!refused(e.transpose(x, {0, 0, 1})) ||
-        !refused(e.slice(x, {0, 0, 0}, {1, 1, 1}, {1, 0, 1})) || !refused(e.reshape(x, {5, -1})) ||
-        !refused(e.gather(x, {3}, {1}, 1)) || !refused(e.broadcastTo(x, {3, 4})))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "bad argument accepted");
+        !refused(e.slice(x, {0, 0, 0}, {1, 1, 1}, {1, 0, 1})) ||
+        !refused(e.reshape(x, {5, -1})) || !refused(e.gather(x, {3}, {1}, 1)) ||
+        !refused(e.broadcastTo(x, {3, 4})))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "bad argument accepted");
     return llvm::Error::success();
   });
   ASSERT_EQ(out.size(), 6u);
@@ -135,7 +142,8 @@ TEST(MpcShape, MovementOperationsMatchIndexArithmetic) {
       for (int j = 0; j < 3; ++j)
         EXPECT_EQ(out[0].values[k * 6 + i * 3 + j], X(i, j, k));
   EXPECT_EQ(out[1].shape, (Shape{1, 2, 2}));
-  EXPECT_EQ(out[1].values, (std::vector<double>{X(1, 0, 1), X(1, 0, 3), X(1, 2, 1), X(1, 2, 3)}));
+  EXPECT_EQ(out[1].values, (std::vector<double>{X(1, 0, 1), X(1, 0, 3),
+                                                X(1, 2, 1), X(1, 2, 3)}));
   EXPECT_EQ(out[2].shape, (Shape{4, 6}));
   EXPECT_EQ(out[2].values, xv);
   EXPECT_EQ(out[3].shape, (Shape{2, 6, 4}));

@@ -10,7 +10,8 @@ using namespace mdl::backend::mpc::test;
 
 namespace {
 
-using UnaryOp = std::function<llvm::Expected<SharedTensor>(Rep3Engine &, const SharedTensor &)>;
+using UnaryOp = std::function<llvm::Expected<SharedTensor>(
+    Rep3Engine &, const SharedTensor &)>;
 
 struct Bound {
   double rel;
@@ -24,7 +25,8 @@ std::vector<double> grid(double lo, double hi, size_t n) {
   return onGrid(v);
 }
 
-std::vector<double> runUnary(const UnaryOp &op, const std::vector<double> &xs, Shape shape = {}) {
+std::vector<double> runUnary(const UnaryOp &op, const std::vector<double> &xs,
+                             Shape shape = {}) {
   if (shape.empty())
     shape = {int64_t(xs.size())};
   auto out = runAndReveal([&](Rep3Engine &e, PartyResults &r) -> llvm::Error {
@@ -36,7 +38,8 @@ std::vector<double> runUnary(const UnaryOp &op, const std::vector<double> &xs, S
   return out.empty() ? std::vector<double>() : out[0].values;
 }
 
-void expectWithin(const char *name, const UnaryOp &op, const std::function<double(double)> &ref,
+void expectWithin(const char *name, const UnaryOp &op,
+                  const std::function<double(double)> &ref,
                   const std::vector<double> &xs, Bound bound) {
   std::vector<double> got = runUnary(op, xs);
   ASSERT_EQ(got.size(), xs.size()) << name;
@@ -45,15 +48,18 @@ void expectWithin(const char *name, const UnaryOp &op, const std::function<doubl
     double want = ref(xs[i]);
     double allowed = bound.rel * std::fabs(want) + bound.abs;
     if (!(std::fabs(got[i] - want) <= allowed) && ++bad <= 5)
-      ADD_FAILURE() << name << "(" << xs[i] << ") = " << got[i] << ", expected " << want
-                    << " within " << allowed;
+      ADD_FAILURE() << name << "(" << xs[i] << ") = " << got[i] << ", expected "
+                    << want << " within " << allowed;
   }
   EXPECT_EQ(bad, 0) << name;
 }
 
-double geluExact(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+double geluExact(double x) {
+  return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+}
 double geluTanh(double x) {
-  return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  return 0.5 * x *
+         (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
 }
 
 } // namespace
@@ -67,23 +73,28 @@ TEST(MpcNonlinear, Exp) {
   std::vector<double> out = runUnary(op, {-100.0, 12.0, 50.0});
   ASSERT_EQ(out.size(), 3u);
   EXPECT_LE(std::fabs(out[0]), 4 * ulp());
-  EXPECT_NEAR(out[1], std::exp(approx::kExpMax), 2.5e-4 * std::exp(approx::kExpMax));
-  EXPECT_NEAR(out[2], std::exp(approx::kExpMax), 2.5e-4 * std::exp(approx::kExpMax));
+  EXPECT_NEAR(out[1], std::exp(approx::kExpMax),
+              2.5e-4 * std::exp(approx::kExpMax));
+  EXPECT_NEAR(out[2], std::exp(approx::kExpMax),
+              2.5e-4 * std::exp(approx::kExpMax));
 }
 
 TEST(MpcNonlinear, ReciprocalAndDivision) {
-  auto op = [](Rep3Engine &e, const SharedTensor &x) { return e.reciprocal(x); };
+  auto op = [](Rep3Engine &e, const SharedTensor &x) {
+    return e.reciprocal(x);
+  };
   auto ref = [](double x) { return 1 / x; };
   expectWithin("reciprocal", op, ref, grid(0.01, 1, 1001), {2e-5, 1e-5});
   expectWithin("reciprocal", op, ref, grid(1, 1000, 1001), {2e-5, 1e-5});
   expectWithin("reciprocal", op, ref, grid(1000, 1e6, 1001), {2e-5, 1e-5});
   expectWithin("reciprocal", op, ref, grid(-100, -0.01, 1001), {2e-5, 1e-5});
-  auto div = [](Rep3Engine &e, const SharedTensor &y) -> llvm::Expected<SharedTensor> {
+  auto div = [](Rep3Engine &e,
+                const SharedTensor &y) -> llvm::Expected<SharedTensor> {
     MPC_TRY(x, e.constant(PlainTensor{{}, {-7.5}}));
     return e.div(x, y);
   };
-  expectWithin("div", div, [](double y) { return -7.5 / y; }, grid(0.1, 100, 1001),
-               {2e-5, 2e-5});
+  expectWithin("div", div, [](double y) { return -7.5 / y; },
+               grid(0.1, 100, 1001), {2e-5, 2e-5});
   // Below the domain (|x| < 2^-18) the result is 0, not garbage.
   std::vector<double> zero = runUnary(op, {0.0});
   ASSERT_EQ(zero.size(), 1u);
@@ -96,21 +107,29 @@ TEST(MpcNonlinear, RsqrtAndSqrt) {
   expectWithin("rsqrt", op, ref, grid(0.001, 1, 1001), {2e-5, 1e-5});
   expectWithin("rsqrt", op, ref, grid(1, 1e4, 1001), {2e-5, 1e-5});
   expectWithin("rsqrt", op, ref, grid(1e4, 1e6, 1001), {2e-5, 1e-5});
-  expectWithin("sqrt", [](Rep3Engine &e, const SharedTensor &x) { return e.sqrt(x); },
-               [](double x) { return std::sqrt(x); }, grid(0.01, 1e4, 1001), {3e-5, 1e-5});
+  expectWithin(
+      "sqrt", [](Rep3Engine &e, const SharedTensor &x) { return e.sqrt(x); },
+      [](double x) { return std::sqrt(x); }, grid(0.01, 1e4, 1001),
+      {3e-5, 1e-5});
 }
 
 TEST(MpcNonlinear, SigmoidTanhGelu) {
-  expectWithin("sigmoid", [](Rep3Engine &e, const SharedTensor &x) { return e.sigmoid(x); },
-               [](double x) { return 1 / (1 + std::exp(-x)); }, grid(-20, 20, 2001),
-               {0, 1e-4});
-  expectWithin("tanh", [](Rep3Engine &e, const SharedTensor &x) { return e.tanh(x); },
-               [](double x) { return std::tanh(x); }, grid(-10, 10, 2001), {0, 2e-4});
-  expectWithin("gelu", [](Rep3Engine &e, const SharedTensor &x) { return e.gelu(x, false); },
-               geluExact, grid(-10, 10, 2001), {0, 1.5e-4});
-  expectWithin("gelu tanh form",
-               [](Rep3Engine &e, const SharedTensor &x) { return e.gelu(x, true); }, geluTanh,
-               grid(-10, 10, 2001), {0, 1e-4});
+  expectWithin(
+      "sigmoid",
+      [](Rep3Engine &e, const SharedTensor &x) { return e.sigmoid(x); },
+      [](double x) { return 1 / (1 + std::exp(-x)); }, grid(-20, 20, 2001),
+      {0, 1e-4});
+  expectWithin(
+      "tanh", [](Rep3Engine &e, const SharedTensor &x) { return e.tanh(x); },
+      [](double x) { return std::tanh(x); }, grid(-10, 10, 2001), {0, 2e-4});
+  expectWithin(
+      "gelu",
+      [](Rep3Engine &e, const SharedTensor &x) { return e.gelu(x, false); },
+      geluExact, grid(-10, 10, 2001), {0, 1.5e-4});
+  expectWithin(
+      "gelu tanh form",
+      [](Rep3Engine &e, const SharedTensor &x) { return e.gelu(x, true); },
+      geluTanh, grid(-10, 10, 2001), {0, 1e-4});
 }
 
 TEST(MpcNonlinear, SoftmaxAndLayerNormRows) {
@@ -140,7 +159,8 @@ TEST(MpcNonlinear, SoftmaxAndLayerNormRows) {
     ASSERT_EQ(out.size(), 3u);
     for (int64_t i = 0; i < rows; ++i) {
       const double *row = xs.data() + i * cols;
-      double mx = *std::max_element(row, row + cols), sum = 0, mean = 0, var = 0;
+      double mx = *std::max_element(row, row + cols), sum = 0, mean = 0,
+             var = 0;
       for (int64_t j = 0; j < cols; ++j) {
         sum += std::exp(row[j] - mx);
         mean += row[j] / cols;
@@ -148,9 +168,11 @@ TEST(MpcNonlinear, SoftmaxAndLayerNormRows) {
       for (int64_t j = 0; j < cols; ++j)
         var += (row[j] - mean) * (row[j] - mean) / cols;
       for (int64_t j = 0; j < cols; ++j) {
-        EXPECT_NEAR(out[0].values[i * cols + j], std::exp(row[j] - mx) / sum, 1e-4)
+        EXPECT_NEAR(out[0].values[i * cols + j], std::exp(row[j] - mx) / sum,
+                    1e-4)
             << "softmax row " << i << " of " << cols;
-        double ln = (row[j] - mean) / std::sqrt(var + 1e-5) * gamma[j] + beta[j];
+        double ln =
+            (row[j] - mean) / std::sqrt(var + 1e-5) * gamma[j] + beta[j];
         EXPECT_NEAR(out[1].values[i * cols + j], ln, 1e-4 * (1 + std::fabs(ln)))
             << "layernorm row " << i << " of " << cols;
       }
@@ -162,7 +184,8 @@ TEST(MpcNonlinear, SoftmaxAndLayerNormRows) {
       for (int64_t i = 0; i < rows; ++i)
         sum += std::exp(xs[i * cols + j] - mx);
       for (int64_t i = 0; i < rows; ++i)
-        EXPECT_NEAR(out[2].values[i * cols + j], std::exp(xs[i * cols + j] - mx) / sum, 1e-4);
+        EXPECT_NEAR(out[2].values[i * cols + j],
+                    std::exp(xs[i * cols + j] - mx) / sum, 1e-4);
     }
   }
 }

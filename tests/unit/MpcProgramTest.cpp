@@ -45,7 +45,8 @@ output %5 shared
 )";
 
 const std::vector<double> kX = {1, 2, 3, -1, -2, 0.5};
-const std::vector<double> kW = {0.1, 0.2, 0.3, 0.4, -0.5, 0.6, 0.7, 0.8, 0.9, -1, 1.1, 1.2};
+const std::vector<double> kW = {0.1, 0.2, 0.3, 0.4, -0.5, 0.6,
+                                0.7, 0.8, 0.9, -1,  1.1,  1.2};
 const std::vector<double> kB = {0, 0.1, -0.1, 0.2};
 
 std::string join(const std::vector<double> &v) {
@@ -59,7 +60,8 @@ std::string join(const std::vector<double> &v) {
 struct TempDir {
   fs::path path;
   TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "mdl-mpc-prog-XXXXXX").string();
+    std::string tmpl =
+        (fs::temp_directory_path() / "mdl-mpc-prog-XXXXXX").string();
     path = mkdtemp(tmpl.data());
   }
   ~TempDir() {
@@ -76,11 +78,14 @@ std::string readFile(const fs::path &p) {
 }
 
 // Starts `args` with stdout and stderr in files.
-pid_t spawn(const std::vector<std::string> &args, const fs::path &out, const fs::path &err) {
+pid_t spawn(const std::vector<std::string> &args, const fs::path &out,
+            const fs::path &err) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<char *> argv;
   for (const std::string &a : args)
     argv.push_back(const_cast<char *>(a.c_str()));
@@ -93,7 +98,8 @@ pid_t spawn(const std::vector<std::string> &args, const fs::path &out, const fs:
 
 // The exit status, or -1 if still running after `seconds` (then killed).
 int waitFor(pid_t pid, double seconds) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < deadline) {
     int status = 0;
     if (waitpid(pid, &status, WNOHANG) == pid)
@@ -105,8 +111,10 @@ int waitFor(pid_t pid, double seconds) {
   return -1;
 }
 
-bool waitForText(const fs::path &file, const std::string &text, double seconds) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+bool waitForText(const fs::path &file, const std::string &text,
+                 double seconds) {
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < deadline) {
     if (readFile(file).find(text) != std::string::npos)
       return true;
@@ -116,10 +124,12 @@ bool waitForText(const fs::path &file, const std::string &text, double seconds) 
 }
 
 std::string peersArg() {
-  static std::mt19937 gen(uint32_t(getpid()) * 40503u ^
-                          uint32_t(std::chrono::steady_clock::now().time_since_epoch().count()));
+  static std::mt19937 gen(
+      uint32_t(getpid()) * 40503u ^
+      uint32_t(std::chrono::steady_clock::now().time_since_epoch().count()));
   int base = std::uniform_int_distribution<int>(20000, 60000)(gen);
-  return "127.0.0.1:" + std::to_string(base) + ",127.0.0.1:" + std::to_string(base + 1) +
+  return "127.0.0.1:" + std::to_string(base) +
+         ",127.0.0.1:" + std::to_string(base + 1) +
          ",127.0.0.1:" + std::to_string(base + 2);
 }
 
@@ -129,7 +139,8 @@ struct Processes {
 };
 
 // Three mpc_party processes on `programFile`; party i gets inputArgs[i].
-Processes startParties(const TempDir &dir, const fs::path &programFile, const std::string &peers,
+Processes startParties(const TempDir &dir, const fs::path &programFile,
+                       const std::string &peers,
                        const std::vector<std::vector<std::string>> &inputArgs,
                        int ioTimeoutMs) {
   Processes ps;
@@ -177,23 +188,28 @@ TEST(MpcProgram, TextRoundTripsAndErrorsNameTheLine) {
   auto again = parseProgram(printed);
   ASSERT_TRUE(bool(again)) << llvm::toString(again.takeError());
   EXPECT_EQ(printProgram(*again), printed);
-  EXPECT_NE(printed.find("%8 = mul_public %5 {value = f[0.5, -2.25, 1, 3], value_shape = i[4]}"),
+  EXPECT_NE(printed.find("%8 = mul_public %5 {value = f[0.5, -2.25, 1, 3], "
+                         "value_shape = i[4]}"),
             std::string::npos)
       << printed;
 
-  auto bad = parseProgram("mpc.program slots 2\ninput %0 owner 0 fixed [2]\n%1 = frobnicate %0 : [2]\n");
+  auto bad = parseProgram("mpc.program slots 2\ninput %0 owner 0 fixed [2]\n%1 "
+                          "= frobnicate %0 : [2]\n");
   ASSERT_FALSE(bool(bad));
   std::string msg = llvm::toString(bad.takeError());
   EXPECT_NE(msg.find("program line 3"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("unknown operation 'frobnicate'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unknown operation 'frobnicate'"), std::string::npos)
+      << msg;
 
-  auto unverified = parseProgram("mpc.program slots 3\ninput %0 owner 4 fixed [2]\n"
-                                 "%1 = add %0, %2 : [2]\n%1 = softmax %0 : [2]\noutput %5 reveal\n");
+  auto unverified = parseProgram(
+      "mpc.program slots 3\ninput %0 owner 4 fixed [2]\n"
+      "%1 = add %0, %2 : [2]\n%1 = softmax %0 : [2]\noutput %5 reveal\n");
   ASSERT_FALSE(bool(unverified));
   msg = llvm::toString(unverified.takeError());
-  for (const char *want : {"owner 4 is not 0, 1 or 2", "operand %2 is not defined before",
-                           "missing attribute 'axis'", "slot %1 is written twice",
-                           "output 0: slot %5 is not defined"})
+  for (const char *want :
+       {"owner 4 is not 0, 1 or 2", "operand %2 is not defined before",
+        "missing attribute 'axis'", "slot %1 is written twice",
+        "output 0: slot %5 is not defined"})
     EXPECT_NE(msg.find(want), std::string::npos) << want << "\n" << msg;
   // Every operation of the table has a distinct name that parses back.
   for (const ProgramOpInfo &info : programOps())
@@ -204,14 +220,15 @@ TEST(MpcProgram, ExecutorMatchesPlaintext) {
   auto p = parseProgram(kMlp);
   ASSERT_TRUE(bool(p));
   std::array<std::vector<ProgramValue>, 3> results;
-  llvm::Error err = runThreeParties(testOptions(3), [&](Rep3Engine &e) -> llvm::Error {
-    PlainTensor x{{2, 3}, kX}, w{{3, 4}, kW}, b{{4}, kB};
-    auto out = runProgram(e, *p, {&x, &w, &b});
-    if (!out)
-      return out.takeError();
-    results[e.party()] = std::move(*out);
-    return llvm::Error::success();
-  });
+  llvm::Error err =
+      runThreeParties(testOptions(3), [&](Rep3Engine &e) -> llvm::Error {
+        PlainTensor x{{2, 3}, kX}, w{{3, 4}, kW}, b{{4}, kB};
+        auto out = runProgram(e, *p, {&x, &w, &b});
+        if (!out)
+          return out.takeError();
+        results[e.party()] = std::move(*out);
+        return llvm::Error::success();
+      });
   ASSERT_FALSE(err) << llvm::toString(std::move(err));
   const auto &r = results[0];
   ASSERT_EQ(r.size(), 4u);
@@ -226,18 +243,23 @@ TEST(MpcProgram, ExecutorMatchesPlaintext) {
       relu[i * 4 + j] = std::max(s, 0.0);
     }
   for (int i = 0; i < 2; ++i) {
-    double mx = *std::max_element(relu.begin() + i * 4, relu.begin() + i * 4 + 4), sum = 0;
+    double mx = *std::max_element(relu.begin() + i * 4,
+                                  relu.begin() + i * 4 + 4),
+           sum = 0;
     for (int j = 0; j < 4; ++j)
       sum += std::exp(relu[i * 4 + j] - mx);
     for (int j = 0; j < 4; ++j)
-      EXPECT_NEAR(r[0].value.values[i * 4 + j], std::exp(relu[i * 4 + j] - mx) / sum, 1e-4);
+      EXPECT_NEAR(r[0].value.values[i * 4 + j],
+                  std::exp(relu[i * 4 + j] - mx) / sum, 1e-4);
     auto row = h.begin() + i * 4;
-    EXPECT_EQ(r[1].value.values[i], double(std::max_element(row, row + 4) - row));
+    EXPECT_EQ(r[1].value.values[i],
+              double(std::max_element(row, row + 4) - row));
   }
   const double scale[4] = {0.5, -2.25, 1, 3};
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 2; ++j)
-      EXPECT_NEAR(r[2].value.values[i * 2 + j], relu[i * 4 + j + 1] * scale[j + 1], 1e-4);
+      EXPECT_NEAR(r[2].value.values[i * 2 + j],
+                  relu[i * 4 + j + 1] * scale[j + 1], 1e-4);
   EXPECT_FALSE(r[3].revealed);
   EXPECT_EQ(r[3].shared.shape, (Shape{2, 4}));
   for (int party = 1; party < 3; ++party)
@@ -249,12 +271,14 @@ TEST(MpcProgram, ShapeDisagreementIsReportedAtTheStep) {
   auto p = parseProgram("mpc.program slots 2\ninput %0 owner 0 fixed [2, 3]\n"
                         "%1 = sum %0 {axes = i[1]} : [3]\noutput %1 reveal\n");
   ASSERT_TRUE(bool(p));
-  llvm::Error err = runThreeParties(testOptions(), [&](Rep3Engine &e) -> llvm::Error {
-    PlainTensor x{{2, 3}, kX};
-    return runProgram(e, *p, {&x}).takeError();
-  });
+  llvm::Error err =
+      runThreeParties(testOptions(), [&](Rep3Engine &e) -> llvm::Error {
+        PlainTensor x{{2, 3}, kX};
+        return runProgram(e, *p, {&x}).takeError();
+      });
   std::string msg = llvm::toString(std::move(err));
-  EXPECT_NE(msg.find("instruction 0 (%1 = sum): result has shape [2], the program declares [3]"),
+  EXPECT_NE(msg.find("instruction 0 (%1 = sum): result has shape [2], the "
+                     "program declares [3]"),
             std::string::npos)
       << msg;
 }
@@ -264,11 +288,12 @@ TEST(MpcProgram, ProcessesOverTlsGiveThreadModeResults) {
   ASSERT_FALSE(bool(createTestCertificates((dir.path / "certs").string())));
   fs::path programFile = dir.path / "mlp.txt";
   std::ofstream(programFile) << kMlp;
-  std::vector<std::vector<std::string>> inputs = {
-      {"--input", "0=" + join(kX)}, {"--input", "1=" + join(kW)}, {"--input", "2=" + join(kB)}};
+  std::vector<std::vector<std::string>> inputs = {{"--input", "0=" + join(kX)},
+                                                  {"--input", "1=" + join(kW)},
+                                                  {"--input", "2=" + join(kB)}};
   // Thread mode in one process of the tool, same seed.
-  std::vector<std::string> threadArgs = {MDL_MPC_PARTY_EXE, "--program", programFile.string(),
-                                         "--test-seed", "9"};
+  std::vector<std::string> threadArgs = {
+      MDL_MPC_PARTY_EXE, "--program", programFile.string(), "--test-seed", "9"};
   for (auto &in : inputs)
     threadArgs.insert(threadArgs.end(), in.begin(), in.end());
   pid_t t = spawn(threadArgs, dir.path / "thread.out", dir.path / "thread.err");
@@ -298,7 +323,8 @@ TEST(MpcProgram, KilledOrStoppedProcessEndsTheRunWithinTheTimeout) {
   // A long chain of sigmoids: minutes of rounds, so the signal lands mid-run.
   std::ostringstream prog;
   const int steps = 3000;
-  prog << "mpc.program slots " << steps + 1 << "\ninput %0 owner 0 fixed [64]\n";
+  prog << "mpc.program slots " << steps + 1
+       << "\ninput %0 owner 0 fixed [64]\n";
   for (int k = 0; k < steps; ++k)
     prog << "%" << k + 1 << " = sigmoid %" << k << " : [64]\n";
   prog << "output %" << steps << " reveal\n";
@@ -312,7 +338,8 @@ TEST(MpcProgram, KilledOrStoppedProcessEndsTheRunWithinTheTimeout) {
     const int ioTimeoutMs = 1500;
     bool done = false;
     for (int attempt = 0; attempt < 5 && !done; ++attempt) {
-      Processes ps = startParties(dir, programFile, peersArg(), inputs, ioTimeoutMs);
+      Processes ps =
+          startParties(dir, programFile, peersArg(), inputs, ioTimeoutMs);
       bool running = waitForText(ps.err[2], "running", 15);
       if (!running && portTaken(ps)) {
         for (int i = 0; i < 3; ++i)
@@ -324,21 +351,24 @@ TEST(MpcProgram, KilledOrStoppedProcessEndsTheRunWithinTheTimeout) {
       auto start = std::chrono::steady_clock::now();
       kill(ps.pid[2], signal);
       int s0 = waitFor(ps.pid[0], 10), s1 = waitFor(ps.pid[1], 10);
-      double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
       kill(ps.pid[2], SIGKILL);
       waitFor(ps.pid[2], 10);
       std::string e0 = readFile(ps.err[0]), e1 = readFile(ps.err[1]);
       EXPECT_EQ(s0, 1) << e0;
       EXPECT_EQ(s1, 1) << e1;
-      std::string want = signal == SIGKILL ? "connection to party 2 lost"
-                                           : "timed out after 1500 ms waiting for party 2";
+      std::string want = signal == SIGKILL
+                             ? "connection to party 2 lost"
+                             : "timed out after 1500 ms waiting for party 2";
       // Both survivors fail; at least one names party 2 (the other may see
       // its other neighbour leave first).
       EXPECT_NE((e0 + e1).find(want), std::string::npos) << e0 << "\n" << e1;
       EXPECT_LT(seconds, signal == SIGKILL ? 2.0 : ioTimeoutMs / 1000.0 + 2.5);
-      std::printf("  signal %d: survivors exited after %.2f s\n    %s    %s", signal, seconds,
-                  e0.substr(e0.find("mpc_party")).c_str(), e1.substr(e1.find("mpc_party")).c_str());
+      std::printf("  signal %d: survivors exited after %.2f s\n    %s    %s",
+                  signal, seconds, e0.substr(e0.find("mpc_party")).c_str(),
+                  e1.substr(e1.find("mpc_party")).c_str());
       done = true;
     }
     EXPECT_TRUE(done) << "no free ports found";

@@ -45,7 +45,8 @@ public:
   }
 
 protected:
-  llvm::Error doExchange(ConstBytes toNext, ConstBytes toPrev, MutableBytes fromNext,
+  llvm::Error doExchange(ConstBytes toNext, ConstBytes toPrev,
+                         MutableBytes fromNext,
                          MutableBytes fromPrev) override {
     llvm::Error err = inner_->exchange(toNext, toPrev, fromNext, fromPrev);
     if (!err && recording) {
@@ -99,20 +100,23 @@ std::array<std::vector<uint8_t>, 3> runOnce(const Secrets &s, uint64_t seed) {
 
 struct Verdict {
   std::vector<std::string> failures;
-  double worstZ = 0;      // largest |z| of the A-vs-B bit tests
-  double worstChi = 0;    // largest chi-square
+  double worstZ = 0;   // largest |z| of the A-vs-B bit tests
+  double worstChi = 0; // largest chi-square
 };
 
-double chiSquare(const std::vector<double> &observed, const std::vector<double> &expected) {
+double chiSquare(const std::vector<double> &observed,
+                 const std::vector<double> &expected) {
   double chi = 0;
   for (size_t i = 0; i < observed.size(); ++i)
     if (expected[i] > 0)
-      chi += (observed[i] - expected[i]) * (observed[i] - expected[i]) / expected[i];
+      chi += (observed[i] - expected[i]) * (observed[i] - expected[i]) /
+             expected[i];
   return chi;
 }
 
 // The tests of the file comment on the views of one party.
-Verdict judge(const std::vector<std::vector<uint8_t>> &a, const std::vector<std::vector<uint8_t>> &b) {
+Verdict judge(const std::vector<std::vector<uint8_t>> &a,
+              const std::vector<std::vector<uint8_t>> &b) {
   constexpr double kZ = 7.5, kChi = 450;
   Verdict v;
   size_t runs = a.size(), bytes = a[0].size();
@@ -139,11 +143,13 @@ Verdict judge(const std::vector<std::vector<uint8_t>> &a, const std::vector<std:
       double pooled = (pa + pb) / 2;
       double sd = std::sqrt(pooled * (1 - pooled) * 2.0 / runs);
       double z = sd > 0 ? (pa - pb) / sd : (pa == pb ? 0 : INFINITY);
-      double zA = (pa - 0.5) / std::sqrt(0.25 / runs), zB = (pb - 0.5) / std::sqrt(0.25 / runs);
+      double zA = (pa - 0.5) / std::sqrt(0.25 / runs),
+             zB = (pb - 0.5) / std::sqrt(0.25 / runs);
       v.worstZ = std::max(v.worstZ, std::fabs(z));
       if (std::fabs(z) > kZ || std::fabs(zA) > kZ || std::fabs(zB) > kZ) {
         if (v.failures.size() < 5)
-          v.failures.push_back("byte " + std::to_string(pos) + " bit " + std::to_string(bit) +
+          v.failures.push_back("byte " + std::to_string(pos) + " bit " +
+                               std::to_string(bit) +
                                ": P(1) = " + std::to_string(pa) + " for A, " +
                                std::to_string(pb) + " for B");
         else if (v.failures.size() == 5)
@@ -154,7 +160,8 @@ Verdict judge(const std::vector<std::vector<uint8_t>> &a, const std::vector<std:
   // Pooled bytes, each distinct 8-byte word of a run once: a received
   // message that becomes a share is recorded twice, and exact copies would
   // inflate the statistic without saying anything about uniformity.
-  auto pool = [](const std::vector<std::vector<uint8_t>> &views, std::vector<double> &hist) {
+  auto pool = [](const std::vector<std::vector<uint8_t>> &views,
+                 std::vector<double> &hist) {
     double count = 0;
     for (const auto &view : views) {
       std::unordered_set<uint64_t> seen;
@@ -172,7 +179,8 @@ Verdict judge(const std::vector<std::vector<uint8_t>> &a, const std::vector<std:
   };
   double totalA = pool(a, histA), totalB = pool(b, histB);
   if (totalA != totalB)
-    v.failures.push_back("views of A and B have different numbers of distinct words");
+    v.failures.push_back(
+        "views of A and B have different numbers of distinct words");
   std::vector<double> uniform(256, totalA / 256);
   double chiA = chiSquare(histA, uniform), chiB = chiSquare(histB, uniform);
   // Homogeneity of A and B: expected counts from the pooled histogram.
@@ -182,7 +190,8 @@ Verdict judge(const std::vector<std::vector<uint8_t>> &a, const std::vector<std:
   double chiAB = chiSquare(histA, pooled) + chiSquare(histB, pooled);
   v.worstChi = std::max({chiA, chiB, chiAB});
   if (chiA > kChi || chiB > kChi)
-    v.failures.push_back("bytes not uniform: chi-square " + std::to_string(chiA) + " (A), " +
+    v.failures.push_back("bytes not uniform: chi-square " +
+                         std::to_string(chiA) + " (A), " +
                          std::to_string(chiB) + " (B)");
   if (chiAB > kChi)
     v.failures.push_back("byte histograms of A and B differ: chi-square " +
@@ -196,7 +205,8 @@ Secrets secretsA() {
 }
 
 Secrets secretsB() {
-  Secrets s{onGrid(uniformValues(kN, -3e4, 3e4, 77)), onGrid(uniformValues(kN, -50, 50, 78)),
+  Secrets s{onGrid(uniformValues(kN, -3e4, 3e4, 77)),
+            onGrid(uniformValues(kN, -50, 50, 78)),
             onGrid(uniformValues(16, -1e3, 1e3, 79))};
   s.x[0] = 1e9;
   s.y[1] = -ulp();
@@ -204,7 +214,8 @@ Secrets secretsB() {
 }
 
 // R runs of each secret: views[class][party][run].
-using AllViews = std::array<std::array<std::vector<std::vector<uint8_t>>, 3>, 2>;
+using AllViews =
+    std::array<std::array<std::vector<std::vector<uint8_t>>, 3>, 2>;
 
 const AllViews &collectViews() {
   static AllViews views = [] {
@@ -228,13 +239,16 @@ TEST(MpcSecurity, ViewDoesNotDependOnSecretsAndIsUniform) {
   const AllViews &views = collectViews();
   for (int p = 0; p < 3; ++p) {
     ASSERT_FALSE(views[0][p].empty());
-    EXPECT_GT(views[0][p][0].size(), 2000u) << "party " << p << " saw too little";
+    EXPECT_GT(views[0][p][0].size(), 2000u)
+        << "party " << p << " saw too little";
     Verdict v = judge(views[0][p], views[1][p]);
     for (const std::string &f : v.failures)
       ADD_FAILURE() << "party " << p << ": " << f;
     // For the record: how far from the thresholds a correct protocol stays.
-    std::printf("party %d: view %zu bytes x %zu runs, worst |z| %.2f, worst chi-square %.1f\n",
-                p, views[0][p][0].size(), views[0][p].size(), v.worstZ, v.worstChi);
+    std::printf("party %d: view %zu bytes x %zu runs, worst |z| %.2f, worst "
+                "chi-square %.1f\n",
+                p, views[0][p][0].size(), views[0][p].size(), v.worstZ,
+                v.worstChi);
   }
 }
 

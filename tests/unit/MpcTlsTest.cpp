@@ -64,8 +64,9 @@ const std::string &otherCaCerts() {
 
 // Random high ports; different for every call in this process.
 std::vector<PeerAddress> freshPeers() {
-  static std::mt19937 gen(uint32_t(getpid()) * 2654435761u ^
-                          uint32_t(std::chrono::steady_clock::now().time_since_epoch().count()));
+  static std::mt19937 gen(
+      uint32_t(getpid()) * 2654435761u ^
+      uint32_t(std::chrono::steady_clock::now().time_since_epoch().count()));
   std::uniform_int_distribution<int> port(20000, 60000);
   int base = port(gen);
   return {{"127.0.0.1", uint16_t(base)},
@@ -80,9 +81,10 @@ struct TlsRun {
 
 // Three runParty threads; `dirFor(i)` is party i's TLS directory. Retries
 // with other ports when a port is taken.
-TlsRun runTls(const std::function<std::string(int)> &dirFor, const PartyFn &fn,
-              std::chrono::milliseconds ioTimeout = std::chrono::seconds(5),
-              std::chrono::milliseconds connectTimeout = std::chrono::seconds(10)) {
+TlsRun
+runTls(const std::function<std::string(int)> &dirFor, const PartyFn &fn,
+       std::chrono::milliseconds ioTimeout = std::chrono::seconds(5),
+       std::chrono::milliseconds connectTimeout = std::chrono::seconds(10)) {
   TlsRun run;
   for (int attempt = 0; attempt < 5; ++attempt) {
     std::vector<PeerAddress> peers = freshPeers();
@@ -105,7 +107,9 @@ TlsRun runTls(const std::function<std::string(int)> &dirFor, const PartyFn &fn,
       });
     for (auto &t : threads)
       t.join();
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    run.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     for (int i = 0; i < 3; ++i)
       if (!run.errors[i].empty())
         std::printf("  [party %d] %s\n", i, run.errors[i].c_str());
@@ -162,33 +166,40 @@ TEST(MpcTls, CertificatesChainToTheirCaAndNameTheParty) {
         << X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx));
     X509_STORE_CTX_free(ctx);
     char cn[64] = {0};
-    X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn);
+    X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn,
+                              sizeof cn);
     EXPECT_EQ(std::string(cn), partyCommonName(i));
     // About ten years.
     int days = 0, secs = 0;
-    ASSERT_EQ(ASN1_TIME_diff(&days, &secs, X509_get0_notBefore(cert), X509_get0_notAfter(cert)), 1);
+    ASSERT_EQ(ASN1_TIME_diff(&days, &secs, X509_get0_notBefore(cert),
+                             X509_get0_notAfter(cert)),
+              1);
     EXPECT_GE(days, 3650);
     X509_free(cert);
     struct stat st;
     ASSERT_EQ(stat((base + ".key").c_str(), &st), 0);
-    EXPECT_EQ(st.st_mode & 0777, 0600u) << "private keys are readable by their owner only";
+    EXPECT_EQ(st.st_mode & 0777, 0600u)
+        << "private keys are readable by their owner only";
   }
   X509_STORE_free(store);
 }
 
 TEST(MpcTls, SameResultsAsThreadMode) {
   PartyResults threadResults;
-  llvm::Error err = runThreeParties(testOptions(1), sampleProgram(threadResults));
+  llvm::Error err =
+      runThreeParties(testOptions(1), sampleProgram(threadResults));
   ASSERT_FALSE(err) << llvm::toString(std::move(err));
   PartyResults tlsResults;
-  TlsRun run = runTls([](int) { return goodCerts(); }, sampleProgram(tlsResults));
+  TlsRun run =
+      runTls([](int) { return goodCerts(); }, sampleProgram(tlsResults));
   for (int i = 0; i < 3; ++i)
     ASSERT_EQ(run.errors[i], "") << "party " << i;
   for (int i = 0; i < 3; ++i) {
     ASSERT_EQ(tlsResults[i].size(), 2u);
     for (int k = 0; k < 2; ++k) {
       EXPECT_EQ(tlsResults[i][k].shape, threadResults[i][k].shape);
-      EXPECT_EQ(tlsResults[i][k].values, threadResults[i][k].values) << "party " << i;
+      EXPECT_EQ(tlsResults[i][k].values, threadResults[i][k].values)
+          << "party " << i;
     }
   }
 }
@@ -200,14 +211,18 @@ TEST(MpcTls, CertificateFromAnotherCaIsRefused) {
   fs::copy_file(otherCaCerts() + "/party2.pem", mixed.path / "party2.pem");
   fs::copy_file(otherCaCerts() + "/party2.key", mixed.path / "party2.key");
   PartyResults unused;
-  TlsRun run = runTls([&](int i) { return i == 2 ? mixed.path.string() : goodCerts(); },
-                      sampleProgram(unused));
+  TlsRun run =
+      runTls([&](int i) { return i == 2 ? mixed.path.string() : goodCerts(); },
+             sampleProgram(unused));
   for (int i = 0; i < 3; ++i)
     EXPECT_NE(run.errors[i], "") << "party " << i << " should fail";
   // The parties that party 2 dials refuse it, naming the verification error.
-  EXPECT_TRUE(contains(run.errors[0] + run.errors[1], "certificate verify failed") &&
-              contains(run.errors[0] + run.errors[1], "unable to get local issuer certificate"))
-      << run.errors[0] << "\n" << run.errors[1];
+  EXPECT_TRUE(
+      contains(run.errors[0] + run.errors[1], "certificate verify failed") &&
+      contains(run.errors[0] + run.errors[1],
+               "unable to get local issuer certificate"))
+      << run.errors[0] << "\n"
+      << run.errors[1];
   EXPECT_LT(run.seconds, 10.0);
 }
 
@@ -219,17 +234,20 @@ TEST(MpcTls, CertificateOfAnotherPartyIsRefused) {
   fs::copy_file(goodCerts() + "/party1.key", impostor.path / "party2.key");
   PartyResults unused;
   const auto connectTimeout = std::chrono::seconds(3);
-  TlsRun run = runTls([&](int i) { return i == 2 ? impostor.path.string() : goodCerts(); },
-                      sampleProgram(unused), std::chrono::seconds(5), connectTimeout);
+  TlsRun run = runTls(
+      [&](int i) { return i == 2 ? impostor.path.string() : goodCerts(); },
+      sampleProgram(unused), std::chrono::seconds(5), connectTimeout);
   for (int i = 0; i < 3; ++i)
     EXPECT_NE(run.errors[i], "") << "party " << i << " should fail";
   // Whoever sees the second certificate naming party 1 refuses it: party 1
   // (which accepts party 2 only) or party 0 (which already has a party 1).
   // A party that its peers abandon before connecting to it gives up at its
   // connect timeout.
-  EXPECT_TRUE(contains(run.errors[0] + run.errors[1],
-                       "its certificate names 'mdl-party-1', expected mdl-party-2"))
-      << run.errors[0] << "\n" << run.errors[1];
+  EXPECT_TRUE(
+      contains(run.errors[0] + run.errors[1],
+               "its certificate names 'mdl-party-1', expected mdl-party-2"))
+      << run.errors[0] << "\n"
+      << run.errors[1];
   EXPECT_LT(run.seconds, 3.0 + 2.0);
 }
 
@@ -238,9 +256,12 @@ TEST(MpcTls, MissingFilesAreErrors) {
   cfg.party = 0;
   cfg.peers = freshPeers();
   cfg.tlsDir = "/nonexistent/mdl-mpc";
-  llvm::Error err = runParty(cfg, testOptions(), [](Rep3Engine &) { return llvm::Error::success(); });
+  llvm::Error err = runParty(
+      cfg, testOptions(), [](Rep3Engine &) { return llvm::Error::success(); });
   std::string msg = llvm::toString(std::move(err));
-  EXPECT_TRUE(contains(msg, "cannot load CA certificate /nonexistent/mdl-mpc/ca.pem")) << msg;
+  EXPECT_TRUE(
+      contains(msg, "cannot load CA certificate /nonexistent/mdl-mpc/ca.pem"))
+      << msg;
   EXPECT_FALSE(bool(parsePeers("a:1,b:2")));
   llvm::consumeError(parsePeers("a:1,b:2").takeError());
   auto ok = parsePeers("h0:7000,[::1]:7001,h2:7002");
@@ -255,40 +276,47 @@ TEST(MpcTls, MissingFilesAreErrors) {
 TEST(MpcTls, PeerThatLeavesEndsTheRunAtOnce) {
   // Party 2 quits in the middle of the computation (its process would
   // close its sockets the same way when killed).
-  TlsRun run = runTls(
-      [](int) { return goodCerts(); },
-      [](Rep3Engine &e) -> llvm::Error {
-        PlainTensor xt{{4}, {1, 2, 3, 4}};
-        MPC_TRY(x, e.input(0, e.party() == 0 ? &xt : nullptr, {4}));
-        if (e.party() == 2)
-          return llvm::createStringError(llvm::inconvertibleErrorCode(), "party 2 dies");
-        MPC_TRY(y, e.mul(x, x));
-        return e.reveal(y).takeError();
-      },
-      std::chrono::seconds(20));
+  TlsRun run =
+      runTls([](int) { return goodCerts(); },
+             [](Rep3Engine &e) -> llvm::Error {
+               PlainTensor xt{{4}, {1, 2, 3, 4}};
+               MPC_TRY(x, e.input(0, e.party() == 0 ? &xt : nullptr, {4}));
+               if (e.party() == 2)
+                 return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                                "party 2 dies");
+               MPC_TRY(y, e.mul(x, x));
+               return e.reveal(y).takeError();
+             },
+             std::chrono::seconds(20));
   EXPECT_TRUE(contains(run.errors[2], "party 2 dies"));
-  EXPECT_TRUE(contains(run.errors[0] + run.errors[1], "connection to party 2 lost"))
-      << run.errors[0] << "\n" << run.errors[1];
+  EXPECT_TRUE(
+      contains(run.errors[0] + run.errors[1], "connection to party 2 lost"))
+      << run.errors[0] << "\n"
+      << run.errors[1];
   EXPECT_NE(run.errors[0], "");
   EXPECT_NE(run.errors[1], "");
-  EXPECT_LT(run.seconds, 5.0) << "the others must not wait for their 20 s timeout";
+  EXPECT_LT(run.seconds, 5.0)
+      << "the others must not wait for their 20 s timeout";
 }
 
 TEST(MpcTls, PeerThatStallsEndsTheRunAtTheTimeout) {
   const auto timeout = std::chrono::milliseconds(800);
-  TlsRun run = runTls(
-      [](int) { return goodCerts(); },
-      [](Rep3Engine &e) -> llvm::Error {
-        PlainTensor xt{{4}, {1, 2, 3, 4}};
-        MPC_TRY(x, e.input(0, e.party() == 0 ? &xt : nullptr, {4}));
-        if (e.party() == 1)
-          std::this_thread::sleep_for(std::chrono::milliseconds(2500)); // stalls
-        MPC_TRY(y, e.mul(x, x));
-        return e.reveal(y).takeError();
-      },
-      timeout);
-  EXPECT_TRUE(contains(run.errors[0] + run.errors[2], "timed out after 800 ms waiting for party 1"))
-      << run.errors[0] << "\n" << run.errors[2];
+  TlsRun run =
+      runTls([](int) { return goodCerts(); },
+             [](Rep3Engine &e) -> llvm::Error {
+               PlainTensor xt{{4}, {1, 2, 3, 4}};
+               MPC_TRY(x, e.input(0, e.party() == 0 ? &xt : nullptr, {4}));
+               if (e.party() == 1)
+                 std::this_thread::sleep_for(
+                     std::chrono::milliseconds(2500)); // stalls
+               MPC_TRY(y, e.mul(x, x));
+               return e.reveal(y).takeError();
+             },
+             timeout);
+  EXPECT_TRUE(contains(run.errors[0] + run.errors[2],
+                       "timed out after 800 ms waiting for party 1"))
+      << run.errors[0] << "\n"
+      << run.errors[2];
   // The stalled party finds its peers gone when it wakes up.
   EXPECT_NE(run.errors[1], "");
   EXPECT_LT(run.seconds, 6.0);
