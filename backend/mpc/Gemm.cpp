@@ -16,12 +16,16 @@
 // The AVX-512 micro-kernel keeps 8x16 accumulators in 16 zmm registers: per
 // step of k it loads two vectors of B, broadcasts eight elements of A, and
 // issues 16 vpmullq and 16 vpaddq. vpmullq's throughput bounds it.
+//
+// Multi-threaded calls run one at a time (a process-wide turn), so that
+// the parties of thread mode do not oversubscribe the cores.
 #include "backend/mpc/Gemm.h"
 
 #include "backend/mpc/Parallel.h"
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include <immintrin.h>
@@ -198,6 +202,15 @@ void gemmAccumulate(int64_t m, int64_t n, int64_t k, const Ring *a, int64_t lda,
   // Threads only for products large enough to pay for starting them.
   if (double(m) * double(n) * double(k) < 2e6)
     threads = 1;
+  // Multi-threaded products take turns: when the three parties of thread
+  // mode share the machine, three GEMMs on all cores at once would only
+  // time-slice each other out of the caches. One at a time on all cores
+  // is as fast as the machine allows, and the other parties' waits cost
+  // no CPU.
+  static std::mutex turn;
+  std::unique_lock<std::mutex> lock(turn, std::defer_lock);
+  if (threads > 1)
+    lock.lock();
   if (n >= m || m < kMr * threads) {
     parallelFor(n, threads, kNr, [&](int64_t j0, int64_t j1) {
       gemmSerial(m, j1 - j0, k, a, lda, b + j0, ldb, c + j0, ldc, kernel);

@@ -5,6 +5,9 @@
 #include "backend/mpc/TlsChannel.h"
 
 #include <algorithm>
+#include <climits>
+#include <malloc.h>
+#include <mutex>
 #include <new>
 #include <thread>
 
@@ -49,6 +52,16 @@ llvm::Error runOnChannel(Channel &channel, const Rep3Options &options,
 
 } // namespace
 
+void keepFreedMemory() {
+#ifdef __GLIBC__
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);
+  });
+#endif
+}
+
 llvm::Error runThreeParties(const Rep3Options &options, const PartyFn &fn,
                             std::vector<OpStatsTable> *stats,
                             std::chrono::milliseconds timeout) {
@@ -67,9 +80,12 @@ llvm::Error runOnChannels(const std::vector<Channel *> &channels,
     if (!channels[i] || channels[i]->party() != i)
       return fail("channel " + std::to_string(i) + " is not party " +
                   std::to_string(i) + "'s");
+  keepFreedMemory();
   Rep3Options opts = options;
+  // Each party may use every core: its large GEMMs take turns with the
+  // other parties' (Gemm.cpp), everything else is short.
   if (opts.threads <= 0)
-    opts.threads = std::max(1, hardwareThreads() / kNumParties);
+    opts.threads = hardwareThreads();
   std::vector<OpStatsTable> tables(kNumParties);
   std::vector<std::string> errors(kNumParties);
   std::vector<std::thread> threads;
@@ -134,6 +150,7 @@ llvm::Error runParty(const PartyConfig &config, const Rep3Options &options,
   if (config.party < 0 || config.party >= kNumParties)
     return fail("--mpc-party " + std::to_string(config.party) +
                 " is not 0, 1 or 2");
+  keepFreedMemory();
   TlsConfig tls;
   tls.party = config.party;
   tls.peers = config.peers;

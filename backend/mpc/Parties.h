@@ -21,13 +21,22 @@
 
 namespace mdl::backend::mpc {
 
+/// Asks glibc's malloc to keep freed memory for reuse instead of giving it
+/// back to the system (M_MMAP_THRESHOLD at its 32 MiB maximum, M_TRIM_
+/// THRESHOLD at 2 GiB): every operation allocates and frees share vectors
+/// of the tensors' size, and memory that goes back to the system returns
+/// with a page fault and a zeroing per 4 KiB, which costs more than the
+/// arithmetic (a 1024 x 1024 output matmul spent 110 of its 140 ms there).
+/// Process-wide and idempotent; runThreeParties and runParty call it.
+void keepFreedMemory();
+
 /// The body of a computation, run on each party's engine.
 using PartyFn = std::function<llvm::Error(Rep3Engine &)>;
 
 /// Three parties as threads of this process, over in-memory channels.
-/// Options::threads = 0 gives each party a third of the hardware threads
-/// (at least one). `stats`, when given, receives each party's accounting.
-/// Returns the parties' errors joined (each names its party).
+/// Options::threads = 0 lets each party use all hardware threads (large
+/// GEMMs of the three take turns). `stats`, when given, receives each party's
+/// accounting. Returns the parties' errors joined (each names its party).
 llvm::Error
 runThreeParties(const Rep3Options &options, const PartyFn &fn,
                 std::vector<OpStatsTable> *stats = nullptr,
