@@ -214,7 +214,21 @@ void Connector::startAccept() {
                         expected);
           }
           --acceptsLeft_;
-          linked(peer, stream);
+          // With TLS 1.3 the dialer's handshake ends before its certificate
+          // is checked here: it waits for this byte to know it was
+          // accepted (and learns of a refusal from the alert instead).
+          static const uint8_t kWelcome = 1;
+          ch_.links_[ch_.slotOf(peer)] = stream; // taken: refuse a second one
+          asio::async_write(*stream, asio::buffer(&kWelcome, 1),
+                            [this, stream, peer](asio::error_code ec, size_t) {
+                              if (finished_)
+                                return;
+                              if (ec)
+                                return fail("lost party " +
+                                            std::to_string(peer) +
+                                            " during setup: " + ec.message());
+                              linked(peer, stream);
+                            });
           if (acceptsLeft_ > 0 && !finished_)
             startAccept();
         });
@@ -264,7 +278,20 @@ void Connector::dial(int peer) {
               if (cn != partyCommonName(peer))
                 return fail("refused " + where + ": its certificate names '" +
                             cn + "', expected " + partyCommonName(peer));
-              linked(peer, stream);
+              // Wait for the acceptor's verdict on our certificate.
+              auto welcome = std::make_shared<uint8_t>(0);
+              asio::async_read(*stream, asio::buffer(welcome.get(), 1),
+                               [this, stream, peer, welcome,
+                                where](asio::error_code ec, size_t) {
+                                 if (finished_)
+                                   return;
+                                 if (ec || *welcome != 1)
+                                   return fail(
+                                       where + " did not accept this party: " +
+                                       (ec ? describeTlsError(ec, *stream)
+                                           : std::string("unexpected reply")));
+                                 linked(peer, stream);
+                               });
             });
       });
 }
