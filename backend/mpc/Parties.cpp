@@ -58,6 +58,9 @@ void keepFreedMemory() {
   std::call_once(once, [] {
     mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
     mallopt(M_TRIM_THRESHOLD, INT_MAX);
+    // The parties' threads allocate in arenas of their own, which give
+    // memory back when their top shrinks unless it is padded.
+    mallopt(M_TOP_PAD, 64 * 1024 * 1024);
   });
 #endif
 }

@@ -23,11 +23,13 @@ namespace mdl::backend::mpc {
 
 /// Asks glibc's malloc to keep freed memory for reuse instead of giving it
 /// back to the system (M_MMAP_THRESHOLD at its 32 MiB maximum, M_TRIM_
-/// THRESHOLD at 2 GiB): every operation allocates and frees share vectors
-/// of the tensors' size, and memory that goes back to the system returns
-/// with a page fault and a zeroing per 4 KiB, which costs more than the
-/// arithmetic (a 1024 x 1024 output matmul spent 110 of its 140 ms there).
-/// Process-wide and idempotent; runThreeParties and runParty call it.
+/// THRESHOLD at 2 GiB, M_TOP_PAD 64 MiB for the threads' arenas): every
+/// operation allocates and frees share vectors of the tensors' size, and
+/// memory that goes back to the system returns with a page fault and a
+/// zeroing per 4 KiB, which costs more than the arithmetic (a 1024 x 1024
+/// output matmul spent 110 of its 140 ms there). The price is a resident
+/// size that stays near its peak. Process-wide and idempotent;
+/// runThreeParties and runParty call it.
 void keepFreedMemory();
 
 /// The body of a computation, run on each party's engine.
