@@ -64,4 +64,11 @@ std::vector<std::string> supportedCallNames(const DeviceKindInfo &kind) {
   return names;
 }
 
+bool jitPreparesSegments(const ir::Module &m, int d) {
+  if (d < 0 || size_t(d) >= m.devices.size())
+    return true;
+  const DeviceKindInfo *k = findDeviceKind(m.devices[size_t(d)].kind);
+  return !k || k->jitPreparesSegments;
+}
+
 } // namespace mdl::stdlib

@@ -40,6 +40,13 @@ struct DeviceKindInfo {
   std::string ordinalArg;
   /// The compile-time half's answer: does this kind implement `kind`?
   std::function<bool(ir::OpKind)> supports;
+  /// Whether the JIT's preparation of segments (canonicalize's
+  /// decompositions of softmax and layernorm, fuse's loops) applies to this
+  /// kind's segments. False for a kind whose compile-time half wants them as
+  /// written: the mpc kind, whose softmax is cheaper whole (one reciprocal
+  /// per row rather than a division per element) and which never runs the
+  /// JIT's loops.
+  bool jitPreparesSegments = true;
   /// Checks an argument's value (already of the argument's kind): empty
   /// when it is good, else why not ("ordinals start at 0"). Optional.
   std::function<std::string(const std::string &arg, const ir::Attribute &value)> checkArg;
@@ -62,6 +69,9 @@ const DeviceKindInfo *hostDeviceKind();
 const DeviceKindInfo *acceleratorDeviceKind();
 /// The user-callable operations a kind implements, sorted (for E0303).
 std::vector<std::string> supportedCallNames(const DeviceKindInfo &kind);
+/// Whether the JIT's canonicalize and fuse apply to segments on device `d`
+/// of `m` (DeviceKindInfo::jitPreparesSegments; true off any device).
+bool jitPreparesSegments(const ir::Module &m, int d);
 /// Whether values on `d` are secret-shared.
 inline bool isSecret(const ir::Device &d) { return kindOf(d).memory == MemoryModel::Secret; }
 /// Whether `d` holds its values in host memory.

@@ -6,10 +6,12 @@
 //   -> specialize -> affinity -> transfers -> partition
 //   -> [jit: canonicalize -> fuse -> codegen] -> execute
 #include "tools/Driver.h"
+#include "stdlib/DeviceKinds.h"
 #include "stdlib/Registry.h"
 
 #include "backend/interp/Interpreter.h"
 #include "backend/jit/JitSession.h"
+#include "backend/mpc/MpcKind.h"
 #include "backend/runtime/Devices.h"
 #include "backend/runtime/Weights.h"
 #include "frontend/DiagnosticPrinter.h"
@@ -381,7 +383,22 @@ bool readInputs(Compilation &c, const ir::Function &entry, std::vector<Tensor> &
     }
     args[size_t(idx)] = *t;
   }
-  for (size_t i = 0; i < params.size(); ++i)
+  for (size_t i = 0; i < params.size(); ++i) {
+    // In a run of several processes, an argument another party gives is
+    // absent here; its shape must be known to every party.
+    if (!args[i].valid() && ok && c.opts.mpcParty >= 0) {
+      if (!params[i]->type.isStatic()) {
+        auto &d = c.diags.error("E0402", argLoc(i),
+                                "argument '" + argName(i) + "' (" + params[i]->type.str() +
+                                    ") of '" + entry.name +
+                                    "' is not given here, and its shape is not static");
+        d.notes.push_back({{}, "in a run of several processes the parties that do not hold "
+                               "an argument must know its shape from the program"});
+        ok = false;
+      }
+      args[i] = Tensor::absent(params[i]->type);
+      continue;
+    }
     if (!args[i].valid() && ok) {
       auto &d = c.diags.error("E0402", argLoc(i),
                               "missing input for argument '" + argName(i) + "' (" +
@@ -389,12 +406,15 @@ bool readInputs(Compilation &c, const ir::Function &entry, std::vector<Tensor> &
       d.notes.push_back({{}, "pass it with --input " + argName(i) + "=FILE.npy"});
       ok = false;
     }
+  }
   if (!ok)
     return false;
   // Check dtypes, ranks and static sizes, and bind the symbols.
   std::vector<std::pair<std::string, ir::Dim>> binding;
   for (size_t i = 0; i < params.size(); ++i) {
     std::string err;
+    if (!args[i].valid())
+      continue; // absent: its static type is the one declared
     if (!passes::bindSymbols({params[i]->type}, {args[i].type()}, binding, err)) {
       c.diags.error("E0402", argLoc(i),
                     "input for '" + argName(i) + "' is " + args[i].type().str() + ", but '" +
@@ -404,6 +424,67 @@ bool readInputs(Compilation &c, const ir::Function &entry, std::vector<Tensor> &
     }
   }
   return ok;
+}
+
+} // namespace
+
+namespace {
+
+/// Whether device `d` of `m` holds secret shares (an mpc device).
+bool secretDevice(const ir::Module &m, int d) {
+  return d >= 0 && size_t(d) < m.devices.size() && stdlib::isSecret(m.devices[size_t(d)]);
+}
+
+/// In a run of several processes, the arguments absent here (another party
+/// gives them) may only enter a secret-sharing device: anything else would
+/// compute on a value this process does not have (E0402).
+bool checkAbsentArgs(Compilation &c, const std::vector<Tensor> &args) {
+  const ir::Function *f = c.placed->findFunction(c.entryName());
+  if (!f)
+    return true;
+  bool ok = true;
+  for (size_t i = 0; i < args.size() && i < f->body->args.size(); ++i) {
+    if (args[i].valid())
+      continue;
+    const ir::Value *a = f->body->args[i].get();
+    if (secretDevice(*c.placed, a->device))
+      continue;
+    const ir::Operation *bad = nullptr;
+    ir::walk(*f->body, [&](const ir::Operation &op) {
+      for (const ir::Value *v : op.operands)
+        if (v == a && !bad &&
+            !((stdlib::isTransfer(op.kind) || op.kind == ir::OpKind::Segment) &&
+              secretDevice(*c.placed, op.device)))
+          bad = &op;
+    });
+    if (!bad)
+      continue;
+    std::string name = i < f->argNames.size() ? f->argNames[i] : std::to_string(i);
+    auto &d = c.diags.error("E0402", bad->loc,
+                            "argument '" + name + "' is not given to this party (--input), but "
+                                "this operation reads it outside the mpc device");
+    d.notes.push_back({{}, "in a run of several processes, each party gives only the arguments "
+                           "it holds, and those enter the mpc device secret-shared"});
+    ok = false;
+  }
+  return ok;
+}
+
+/// The run's arguments for mpc devices (--mpc-*, --timings).
+std::vector<backend::RunArg> mpcRunArgs(const DriverOptions &o) {
+  std::vector<backend::RunArg> a;
+  auto add = [&](const char *name, ir::Attribute v) { a.push_back({"mpc", name, std::move(v)}); };
+  if (o.timings)
+    add("timings", ir::Attribute::integer(o.diagnostics == "json" ? 2 : 1));
+  if (o.mpcTestSeed >= 0)
+    add("mpc_test_seed", ir::Attribute::integer(o.mpcTestSeed));
+  add("mpc_timeout_ms", ir::Attribute::integer(int64_t(o.mpcTimeout * 1000)));
+  if (o.mpcParty >= 0) {
+    add("mpc_party", ir::Attribute::integer(o.mpcParty));
+    add("mpc_peers", ir::Attribute::string(o.mpcPeers));
+    add("mpc_tls", ir::Attribute::string(o.mpcTls));
+  }
+  return a;
 }
 
 } // namespace
@@ -431,10 +512,11 @@ int runCommand(const DriverOptions &o) {
   std::vector<Tensor> args;
   if (!readInputs(c, *entry, args) || !weightsOk)
     return 1;
-  for (const Tensor &t : args)
-    c.entryArgs.push_back(t.type());
+  std::vector<ir::Value *> params = entry->args();
+  for (size_t i = 0; i < args.size(); ++i)
+    c.entryArgs.push_back(args[i].valid() ? args[i].type() : params[i]->type);
   bool jit = o.backend == "jit";
-  if (!c.runThrough(jit ? "fuse" : "partition"))
+  if (!c.runThrough(jit ? "fuse" : "partition") || !checkAbsentArgs(c, args))
     return 1;
   if (!o.cacheDir.empty()) {
     std::string err;
@@ -446,6 +528,7 @@ int runCommand(const DriverOptions &o) {
   auto t0 = Clock::now();
   backend::DeviceOptions dopts;
   dopts.fallbackError = o.fallback == "error";
+  dopts.runArgs = mpcRunArgs(o);
   std::string err;
   if (!backend::parseDeviceMap(o.deviceMap, dopts.deviceMap, err)) {
     c.diags.error("E0204", {}, err);
@@ -584,6 +667,36 @@ int graphCommand(const DriverOptions &o) {
     return 1;
   }
   return exitCode(c);
+}
+
+int mpcCertsCommand(const DriverOptions &o) {
+  ir::Location loc;
+  loc.file = ir::internFile(o.output);
+  auto report = [&](const std::string &code, const std::string &msg) {
+    ir::Diagnostic d;
+    d.code = code;
+    d.loc = loc;
+    d.message = msg;
+    std::cerr << ir::diagnosticLine(d);
+    return 1;
+  };
+  // Keys are never replaced by accident: another run may be using them.
+  if (!o.force) {
+    std::string existing;
+    for (const std::string f : {"ca.pem", "party0.pem", "party0.key", "party1.pem", "party1.key",
+                                "party2.pem", "party2.key"})
+      if (access((o.output + "/" + f).c_str(), F_OK) == 0)
+        existing += (existing.empty() ? "" : ", ") + f;
+    if (!existing.empty())
+      return report("E0408", "refusing to replace " + existing + " in '" + o.output +
+                                 "' (--force replaces them)");
+  }
+  std::string err;
+  if (!backend::mpc::writeTestCertificates(o.output, err))
+    return report("E0407", "cannot write the certificates: " + err);
+  std::cout << "wrote " << o.output << "/ca.pem and party0..2.pem/.key (a test authority: give "
+            << "each party its own key and ca.pem)\n";
+  return 0;
 }
 
 namespace {

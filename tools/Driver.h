@@ -3,6 +3,7 @@
 // and the commands (run, check, ir) are short functions on top of it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,14 @@ struct DriverOptions {
   std::string fallback = "cpu";
   std::vector<std::string> deviceMap; // A=B
   bool quiet = false;                  // do not print results
+  // mpc devices: this process as one party of three (--mpc-party I), or
+  // the three parties as threads (mpcParty < 0)
+  int mpcParty = -1;
+  std::string mpcPeers;                // H0:P0,H1:P1,H2:P2
+  std::string mpcTls;                  // DIR with ca.pem, partyI.pem, partyI.key
+  int64_t mpcTestSeed = -1;            // >= 0: fixed correlated randomness (tests)
+  double mpcTimeout = 30;              // seconds: connecting, and every wait on a peer
+  bool force = false;                  // mdl mpc-certs --force
   // mdl import / .hlo inputs
   std::string output;                  // -o FILE.mdl
   std::string elidedWeights;           // --weights FILE (values of elided constants)
@@ -47,6 +56,8 @@ int irCommand(const DriverOptions &o);
 int graphCommand(const DriverOptions &o);
 /// `mdl import model.hlo -o model.mdl` (tools/ImportCommand.cpp).
 int importCommand(const DriverOptions &o);
+/// `mdl mpc-certs DIR`: a test CA and three party certificates.
+int mpcCertsCommand(const DriverOptions &o);
 
 /// Runs `fn` on a thread with a large stack (deeply nested programs recurse
 /// deeply in every pass) and returns its result.

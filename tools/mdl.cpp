@@ -118,6 +118,31 @@ int main(int argc, char **argv) {
                   "8-GPU program on fewer GPUs")
       ->check(uniqueKeys(std::make_shared<std::vector<std::string>>(), "the device"));
 
+  run->add_option("--mpc-party", o.mpcParty,
+                  "run this process as party I (0, 1 or 2) of the program's mpc device, with "
+                  "the other two as processes elsewhere (needs --mpc-peers and --mpc-tls); "
+                  "without it the three parties are threads of this process")
+      ->check(CLI::Range(0, 2));
+  run->add_option("--mpc-peers", o.mpcPeers,
+                  "the three parties' addresses, H0:P0,H1:P1,H2:P2 (this party listens on its own)")
+      ->check(nonEmpty());
+  run->add_option("--mpc-tls", o.mpcTls,
+                  "directory with ca.pem, partyI.pem and partyI.key (TLS 1.3, both ends "
+                  "checked; `mdl mpc-certs DIR` makes test ones)")
+      ->check(CLI::ExistingDirectory);
+  run->add_option("--mpc-timeout", o.mpcTimeout,
+                  "seconds to wait for the other parties: to connect, and at every exchange "
+                  "(default 30)")
+      ->check(CLI::Range(0.1, 86400.0));
+  run->add_option("--mpc-test-seed", o.mpcTestSeed,
+                  "TESTING ONLY: derive the parties' shared randomness from this seed instead "
+                  "of the OS's entropy, so that runs repeat exactly (the same in every party)")
+      ->check(CLI::NonNegativeNumber);
+  for (const char *needed : {"--mpc-peers", "--mpc-tls"}) {
+    run->get_option("--mpc-party")->needs(run->get_option(needed));
+    run->get_option(needed)->needs(run->get_option("--mpc-party"));
+  }
+
   CLI::App *check = app.add_subcommand("check", "report all diagnostics of a program");
   addCommon(check, o);
 
@@ -141,6 +166,15 @@ int main(int argc, char **argv) {
             return std::string();
         return std::string("the output must end in .svg, .png or .dot");
       });
+
+  CLI::App *certs = app.add_subcommand(
+      "mpc-certs", "make a test certificate authority and certificates for the three parties "
+                   "of an mpc device (for trying --mpc-party; not for production)");
+  certs->add_option("DIR", o.output, "the directory to write ca.pem, partyI.pem, partyI.key into "
+                                     "(created if missing)")
+      ->required()
+      ->check(nonEmpty());
+  certs->add_flag("--force", o.force, "replace certificates already in DIR");
 
   CLI::App *imp = app.add_subcommand(
       "import", "convert XLA HLO text to an mdl program and a safetensors weight file");
@@ -196,6 +230,8 @@ int main(int argc, char **argv) {
     return mdl::tools::withLargeStack(mdl::tools::checkCommand, o);
   if (graph->parsed())
     return mdl::tools::withLargeStack(mdl::tools::graphCommand, o);
+  if (certs->parsed())
+    return mdl::tools::mpcCertsCommand(o);
   if (imp->parsed())
     return mdl::tools::withLargeStack(mdl::tools::importCommand, o);
   return mdl::tools::withLargeStack(mdl::tools::irCommand, o);

@@ -173,7 +173,11 @@ uint64_t bytesOf(const mdl_buffer &b) {
   return n;
 }
 
-int copyInCpu(mdl_device *, const mdl_buffer *dst, const void *src) {
+int copyInCpu(mdl_device *d, const mdl_buffer *dst, const void *src) {
+  if (!src) {
+    d->error = "the CPU needs the value itself (no other process gives it)";
+    return 1;
+  }
   if (uint64_t n = bytesOf(*dst))
     std::memmove(dst->data, src, n);
   return 0;
@@ -183,6 +187,10 @@ int copyOutCpu(mdl_device *, void *dst, const mdl_buffer *src) {
   if (uint64_t n = bytesOf(*src))
     std::memmove(dst, src->data, n);
   return 0;
+}
+
+int copyCpu(mdl_device *d, const mdl_buffer *dst, const mdl_buffer *src) {
+  return copyOutCpu(d, dst->data, src);
 }
 
 mdl_program *loadCpu(mdl_device *d, const mdl_artifact *a) {
@@ -207,9 +215,9 @@ int syncCpu(mdl_device *) { return 0; }
 const char *lastErrorCpu(mdl_device *d) { return d->error.c_str(); }
 
 const mdl_device_interface kCpuInterface = {
-    MDL_DEVICE_ABI_VERSION, "cpu", 1,        openCpu,   closeCpu,  describeCpu, allocCpu,
-    releaseCpu,             copyInCpu, copyOutCpu, loadCpu, runCpu, unloadCpu, syncCpu,
-    lastErrorCpu,
+    MDL_DEVICE_ABI_VERSION, "cpu",     1,          openCpu, closeCpu, describeCpu, allocCpu,
+    releaseCpu,             copyInCpu, copyOutCpu, copyCpu, loadCpu,  runCpu,      unloadCpu,
+    syncCpu,                lastErrorCpu,
 };
 
 class CpuBackend : public DeviceBackend {

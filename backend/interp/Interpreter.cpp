@@ -198,7 +198,9 @@ bool Interpreter::move(const Location &loc, const Tensor &src, int from, int to,
     return false;
   BufferList to_;
   to_.add(out.raw(), out.type());
-  if (dst.iface->copy_in(dst.dev, &to_.buffers[0], host.raw()) != 0)
+  // An absent value is one another party of a multi-process device gives
+  // (the driver has checked that only such a device reads it).
+  if (dst.iface->copy_in(dst.dev, &to_.buffers[0], host.valid() ? host.raw() : nullptr) != 0)
     return fail("E0403", loc, "copying to '" + m_.devices[size_t(to)].name +
                                      "' failed: " + dst.iface->last_error(dst.dev));
   return true;

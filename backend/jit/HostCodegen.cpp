@@ -11,6 +11,7 @@
 // runtime (Runtime.h). Loop-carried values, `if` results and returned
 // values are copied where the buffer plan could not compute them in place.
 #include "backend/jit/Codegen.h"
+#include "backend/jit/Runtime.h"
 #include "stdlib/Registry.h"
 #include "backend/jit/BufferPlan.h"
 
@@ -147,6 +148,9 @@ private:
                                     init, "desc");
   }
 
+  /// mdl_rt_copy's descriptor of `t`, a constant of the module.
+  Value *typeOf(const TensorType &t) { return i64Array(typeDescriptor(t)); }
+
   // Returns on a non-zero status.
   void check(Value *rc) {
     if (!errorBlock_) {
@@ -182,9 +186,9 @@ private:
       b_.CreateMemCpy(dst, llvm::MaybeAlign(), from, llvm::MaybeAlign(), uint64_t(bytes));
       return;
     }
-    Value *rc = b_.CreateCall(runtime("mdl_rt_copy", i32_, {ptr_, i32_, ptr_, i32_, ptr_, i64_}),
+    Value *rc = b_.CreateCall(runtime("mdl_rt_copy", i32_, {ptr_, i32_, ptr_, i32_, ptr_, ptr_}),
                               {context(), b_.getInt32(uint32_t(dstSpace)), dst,
-                               b_.getInt32(uint32_t(srcSpace)), from, b_.getInt64(uint64_t(bytes))});
+                               b_.getInt32(uint32_t(srcSpace)), from, typeOf(t)});
     check(rc);
   }
 
@@ -204,9 +208,9 @@ private:
     int sp = spaceOf(l);
     if (sp >= 0) {
       auto *tmp = eb_.CreateAlloca(b_.getInt64Ty());
-      Value *rc = b_.CreateCall(runtime("mdl_rt_copy", i32_, {ptr_, i32_, ptr_, i32_, ptr_, i64_}),
+      Value *rc = b_.CreateCall(runtime("mdl_rt_copy", i32_, {ptr_, i32_, ptr_, i32_, ptr_, ptr_}),
                                 {context(), b_.getInt32(uint32_t(-1)), tmp, b_.getInt32(uint32_t(sp)),
-                                 p, b_.getInt64(uint64_t(v->type.byteSize()))});
+                                 p, typeOf(v->type)});
       check(rc);
       p = tmp;
     }

@@ -32,7 +32,7 @@ using namespace ir;
 namespace {
 
 /// Changes whenever generated code changes meaning: part of every cache key.
-constexpr const char *kCodegenVersion = "mdl-jit-2";
+constexpr const char *kCodegenVersion = "mdl-jit-3";
 
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t0) {
@@ -460,7 +460,7 @@ std::optional<std::vector<Tensor>> JitRunner::Impl::call(const std::string &name
     int d = i < f->body->args.size() ? f->body->args[i]->device : -1;
     int sp = space(d);
     if (sp < 0) {
-      argPtrs.push_back(args[i].raw());
+      argPtrs.push_back(args[i].valid() ? args[i].raw() : nullptr);
       continue;
     }
     std::shared_ptr<void> buf = allocate(sp, int64_t(args[i].byteSize()));
@@ -468,7 +468,10 @@ std::optional<std::vector<Tensor>> JitRunner::Impl::call(const std::string &name
     BufferList dst;
     if (buf)
       dst.add(buf.get(), args[i].type());
-    if (!buf || rt.iface->copy_in(rt.dev, &dst.buffers[0], args[i].raw()) != 0) {
+    // An absent argument is one another party of a multi-process device
+    // gives (the driver has checked that only such a device reads it).
+    const void *src = args[i].valid() ? args[i].raw() : nullptr;
+    if (!buf || rt.iface->copy_in(rt.dev, &dst.buffers[0], src) != 0) {
       diags.error("E0403", f->loc, "copying an argument to '" + m.devices[size_t(sp)].name +
                                        "' failed: " + rt.iface->last_error(rt.dev));
       return std::nullopt;
@@ -505,8 +508,8 @@ std::optional<std::vector<Tensor>> JitRunner::Impl::call(const std::string &name
   for (size_t i = 0; i < results.size(); ++i) {
     if (resultSpace[i] < 0)
       continue;
-    if (mdl_rt_copy(&ctx, -1, results[i].raw(), resultSpace[i], resultPtrs[i],
-                    int64_t(results[i].byteSize())) != 0)
+    std::vector<int64_t> type = typeDescriptor(results[i].type());
+    if (mdl_rt_copy(&ctx, -1, results[i].raw(), resultSpace[i], resultPtrs[i], type.data()) != 0)
       return std::nullopt;
   }
   return results;

@@ -310,13 +310,23 @@ void mdl_rt_parallel_for(mdl_rt_body body, void *env, int64_t n) {
 }
 
 namespace {
-/// `bytes` bytes at `p` as a typed buffer (u8[bytes]); `bytes` must outlive it.
-mdl_buffer byteBuffer(void *p, const int64_t &bytes) { return {p, MDL_U8, 1, &bytes, nullptr}; }
+/// The typed buffer at `p` of type descriptor {dtype, rank, dims...}.
+mdl_buffer typedBuffer(void *p, const int64_t *type) {
+  return {p, int32_t(type[0]), int32_t(type[1]), type + 2, nullptr};
+}
+
+int64_t byteSizeOf(const int64_t *type) {
+  int64_t n = int64_t(mdl::ir::dtypeSize(mdl::backend::dtypeOfAbi(int32_t(type[0]))));
+  for (int64_t i = 0; i < type[1]; ++i)
+    n *= type[2 + i];
+  return n;
+}
 } // namespace
 
 int32_t mdl_rt_copy(RuntimeContext *ctx, int32_t dstSpace, void *dst, int32_t srcSpace,
-                    const void *src, int64_t bytes) {
-  if (bytes <= 0 || dst == src)
+                    const void *src, const int64_t *type) {
+  int64_t bytes = byteSizeOf(type);
+  if (bytes <= 0 || (dst == src && dstSpace == srcSpace))
     return 0;
   bool dstHost = ctx->hostSpace(dstSpace), srcHost = ctx->hostSpace(srcSpace);
   auto name = [&](int d) { return ctx->module->devices[size_t(d)].name; };
@@ -338,26 +348,33 @@ int32_t mdl_rt_copy(RuntimeContext *ctx, int32_t dstSpace, void *dst, int32_t sr
   }
   if (dstHost) {
     auto &rt = ctx->devices->runtime(srcSpace);
-    mdl_buffer from = byteBuffer(const_cast<void *>(src), bytes);
+    mdl_buffer from = typedBuffer(const_cast<void *>(src), type);
     if (rt.iface->copy_out(rt.dev, dst, &from) != 0)
       return ctx->fail("E0403", {}, "reading from '" + name(srcSpace) +
                                         "' failed: " + rt.iface->last_error(rt.dev));
     return 0;
   }
   auto &to = ctx->devices->runtime(dstSpace);
+  mdl_buffer out = typedBuffer(dst, type);
+  if (!srcHost && &ctx->devices->runtime(srcSpace) == &to) {
+    mdl_buffer in = typedBuffer(const_cast<void *>(src), type);
+    if (to.iface->copy(to.dev, &out, &in) != 0)
+      return ctx->fail("E0403", {}, "copying within '" + name(dstSpace) +
+                                        "' failed: " + to.iface->last_error(to.dev));
+    return 0;
+  }
   std::unique_ptr<char[]> staging;
   if (!srcHost) {
     auto &from = ctx->devices->runtime(srcSpace);
     staging.reset(new (std::nothrow) char[size_t(bytes)]);
     if (!staging)
       return ctx->fail("E0404", {}, "out of host memory staging a copy between devices");
-    mdl_buffer in = byteBuffer(const_cast<void *>(src), bytes);
+    mdl_buffer in = typedBuffer(const_cast<void *>(src), type);
     if (from.iface->copy_out(from.dev, staging.get(), &in) != 0)
       return ctx->fail("E0403", {}, "reading from '" + name(srcSpace) +
                                         "' failed: " + from.iface->last_error(from.dev));
     src = staging.get();
   }
-  mdl_buffer out = byteBuffer(dst, bytes);
   if (to.iface->copy_in(to.dev, &out, src) != 0)
     return ctx->fail("E0403", {}, "copying to '" + name(dstSpace) +
                                       "' failed: " + to.iface->last_error(to.dev));
@@ -423,7 +440,8 @@ int32_t mdl_rt_print(RuntimeContext *ctx, const mdl::ir::Operation *op, void *co
       Tensor h = Tensor::empty(v->type);
       if (!h.valid())
         return ctx->fail("E0404", op->loc, "out of host memory reading " + v->type.str());
-      if (mdl_rt_copy(ctx, -1, h.raw(), v->device, values[i], int64_t(h.byteSize())) != 0)
+      std::vector<int64_t> type = mdl::backend::jit::typeDescriptor(v->type);
+      if (mdl_rt_copy(ctx, -1, h.raw(), v->device, values[i], type.data()) != 0)
         return 1;
       t = h;
     }

@@ -32,6 +32,15 @@
 
 namespace mdl::backend::jit {
 
+/// The descriptor mdl_rt_copy takes for a static type: {dtype (mdl_dtype),
+/// rank, dims...}.
+inline std::vector<int64_t> typeDescriptor(const ir::TensorType &t) {
+  std::vector<int64_t> d = {int64_t(abiDType(t.dtype)), int64_t(t.rank())};
+  for (int64_t n : t.sizes())
+    d.push_back(n);
+  return d;
+}
+
 /// What the run-time functions reach: one per JitRunner.
 struct RuntimeContext {
   const ir::Module *module = nullptr;
@@ -93,9 +102,14 @@ int32_t mdl_rt_matmul(mdl::backend::jit::RuntimeContext *ctx, const int64_t *des
                       const void *b, void *c);
 /// Calls body(env, begin, end) over [0, n), split among the OpenMP threads.
 void mdl_rt_parallel_for(mdl_rt_body body, void *env, int64_t n);
-/// Copies `bytes` between memory spaces (-1: the host; d: device d).
+/// Copies a contiguous tensor between memory spaces (-1: the host; d:
+/// device d). `type` is {dtype, rank, dims...}: devices take typed buffers
+/// (a secret-sharing device encodes by element type). Within one device
+/// that is not host memory the device copies it itself, never through the
+/// host. A null `src` from the host is a value this process does not hold
+/// (another party of a multi-process device gives it).
 int32_t mdl_rt_copy(mdl::backend::jit::RuntimeContext *ctx, int32_t dstSpace, void *dst,
-                    int32_t srcSpace, const void *src, int64_t bytes);
+                    int32_t srcSpace, const void *src, const int64_t *type);
 /// Copies a strided host view into a contiguous host buffer.
 void mdl_rt_strided_copy(const int64_t *desc, void *dst, const void *src);
 /// Runs a segment on its device.

@@ -22,6 +22,7 @@ struct OpStats {
   uint64_t bytesSent = 0;
   uint64_t bytesReceived = 0;
   double seconds = 0;
+  double fastestCall = 0; ///< seconds of the fastest call (steady state)
 };
 
 /// Operation name -> totals, ordered by name (deterministic output).

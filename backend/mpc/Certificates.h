@@ -1,4 +1,4 @@
-// Test certificates for multi-process runs (the future `mdl mpc-certs DIR`):
+// Test certificates for multi-process runs (`mdl mpc-certs DIR`):
 // a certificate authority and one certificate and key per party, made with
 // OpenSSL's API.
 //

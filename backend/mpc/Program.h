@@ -112,6 +112,9 @@ struct Instruction {
   int result = -1;
   Shape shape; ///< the result's shape, checked when the step runs
   std::vector<ProgramAttr> attrs;
+  /// Where in the source the step comes from (0: unknown); a failure of
+  /// the step starts with "LINE:COL: ".
+  int line = 0, col = 0;
 
   const ProgramAttr *attr(const std::string &name) const;
 };
@@ -161,5 +164,13 @@ struct ProgramValue {
 llvm::Expected<std::vector<ProgramValue>>
 runProgram(Rep3Engine &engine, const Program &program,
            const std::vector<const PlainTensor *> &inputValues);
+
+/// Runs `program` on secret values already shared: `inputs` fill the
+/// program's input slots in order (their shapes and encodings must match);
+/// every output comes back shared, whatever its reveal flag. What a
+/// device runs for one segment between values that stay on the device.
+llvm::Expected<std::vector<ProgramValue>>
+runProgramShared(Rep3Engine &engine, const Program &program,
+                 std::vector<SharedTensor> inputs);
 
 } // namespace mdl::backend::mpc

@@ -191,7 +191,8 @@ step(Rep3Engine &e, const Instruction &ins,
 namespace {
 llvm::Expected<std::vector<ProgramValue>>
 runVerified(Rep3Engine &engine, const Program &program,
-            const std::vector<const PlainTensor *> &inputValues);
+            const std::vector<const PlainTensor *> &inputValues,
+            std::vector<SharedTensor> *sharedInputs);
 } // namespace
 
 llvm::Expected<std::vector<ProgramValue>>
@@ -200,7 +201,17 @@ runProgram(Rep3Engine &engine, const Program &program,
   // Tensors too large for memory make std::vector throw; that is an error
   // of this run, not a reason to abort the process.
   try {
-    return runVerified(engine, program, inputValues);
+    return runVerified(engine, program, inputValues, nullptr);
+  } catch (const std::bad_alloc &) {
+    return fail("out of memory running the protocol program");
+  }
+}
+
+llvm::Expected<std::vector<ProgramValue>>
+runProgramShared(Rep3Engine &engine, const Program &program,
+                 std::vector<SharedTensor> inputs) {
+  try {
+    return runVerified(engine, program, {}, &inputs);
   } catch (const std::bad_alloc &) {
     return fail("out of memory running the protocol program");
   }
@@ -209,13 +220,14 @@ runProgram(Rep3Engine &engine, const Program &program,
 namespace {
 llvm::Expected<std::vector<ProgramValue>>
 runVerified(Rep3Engine &engine, const Program &program,
-            const std::vector<const PlainTensor *> &inputValues) {
+            const std::vector<const PlainTensor *> &inputValues,
+            std::vector<SharedTensor> *sharedInputs) {
   if (auto err = verifyProgram(program))
     return err;
-  if (inputValues.size() != program.inputs.size())
+  size_t given = sharedInputs ? sharedInputs->size() : inputValues.size();
+  if (given != program.inputs.size())
     return fail("the program has " + std::to_string(program.inputs.size()) +
-                " inputs, got " + std::to_string(inputValues.size()) +
-                " values");
+                " inputs, got " + std::to_string(given) + " values");
   std::vector<std::optional<SharedTensor>> slots(program.numSlots);
   // Last instruction reading each slot; outputs are kept to the end.
   std::vector<int> lastUse(program.numSlots, -1);
@@ -226,7 +238,15 @@ runVerified(Rep3Engine &engine, const Program &program,
   for (const ProgramOutput &o : program.outputs)
     lastUse[o.slot] = int(program.instructions.size());
 
-  for (size_t i = 0; i < program.inputs.size(); ++i) {
+  for (size_t i = 0; sharedInputs && i < program.inputs.size(); ++i) {
+    const ProgramInput &in = program.inputs[i];
+    SharedTensor &x = (*sharedInputs)[i];
+    if (x.shape != in.shape || x.encoding != in.encoding)
+      return fail("input " + std::to_string(i) + " is " + shapeToString(x.shape) +
+                  ", the program declares " + shapeToString(in.shape));
+    slots[in.slot] = std::move(x);
+  }
+  for (size_t i = 0; !sharedInputs && i < program.inputs.size(); ++i) {
     const ProgramInput &in = program.inputs[i];
     auto x = engine.input(in.owner,
                           engine.party() == in.owner ? inputValues[i] : nullptr,
@@ -238,9 +258,11 @@ runVerified(Rep3Engine &engine, const Program &program,
   }
   for (size_t i = 0; i < program.instructions.size(); ++i) {
     const Instruction &ins = program.instructions[i];
-    std::string where = "instruction " + std::to_string(i) + " (%" +
-                        std::to_string(ins.result) + " = " +
-                        programOpInfo(ins.op).name + ")";
+    std::string where =
+        ins.line > 0 ? std::to_string(ins.line) + ":" + std::to_string(ins.col) + ": " +
+                           programOpInfo(ins.op).name
+                     : "instruction " + std::to_string(i) + " (%" + std::to_string(ins.result) +
+                           " = " + programOpInfo(ins.op).name + ")";
     auto r = step(engine, ins, slots);
     if (!r)
       return fail(where + ": " + messageOf(r.takeError(), engine.party()));
@@ -252,9 +274,10 @@ runVerified(Rep3Engine &engine, const Program &program,
       if (s >= 0 && lastUse[s] == int(i))
         slots[s].reset();
   }
+  // Shared inputs come with shared outputs: nothing is revealed.
   std::vector<const SharedTensor *> toReveal;
   for (const ProgramOutput &o : program.outputs)
-    if (o.reveal)
+    if (o.reveal && !sharedInputs)
       toReveal.push_back(&*slots[o.slot]);
   std::vector<PlainTensor> none;
   auto opened = toReveal.empty()
@@ -266,8 +289,8 @@ runVerified(Rep3Engine &engine, const Program &program,
   size_t next = 0;
   for (const ProgramOutput &o : program.outputs) {
     ProgramValue v;
-    v.revealed = o.reveal;
-    if (o.reveal)
+    v.revealed = o.reveal && !sharedInputs;
+    if (v.revealed)
       v.value = std::move((*opened)[next++]);
     else
       v.shared = *slots[o.slot];

@@ -163,9 +163,10 @@ OpScope::~OpScope() {
   s.rounds += now.rounds - start_.rounds;
   s.bytesSent += now.bytesSent - start_.bytesSent;
   s.bytesReceived += now.bytesReceived - start_.bytesReceived;
-  s.seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - began_)
-          .count();
+  double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began_).count();
+  s.seconds += took;
+  s.fastestCall = s.calls == 1 ? took : std::min(s.fastestCall, took);
 }
 
 // --- Internals: randomness, rounds

@@ -73,8 +73,14 @@ typedef struct mdl_device_interface {
   /* Null when the device is out of memory. */
   void *(*alloc)(mdl_device *dev, uint64_t bytes);
   void (*release_memory)(mdl_device *dev, void *ptr);
+  /* Host to device. `host_src` is null when this process does not hold the
+   * value (a run of several processes where another one gives it): a
+   * runtime that cannot take it that way fails. */
   int (*copy_in)(mdl_device *dev, const mdl_buffer *dst, const void *host_src);
+  /* Device to host. */
   int (*copy_out)(mdl_device *dev, void *host_dst, const mdl_buffer *src);
+  /* Within the device (same type and shape), never through the host. */
+  int (*copy)(mdl_device *dev, const mdl_buffer *dst, const mdl_buffer *src);
   /* Makes an artifact runnable on the device; null (with last_error) when
    * it cannot (a format it does not run, a load failure). */
   mdl_program *(*load)(mdl_device *dev, const mdl_artifact *artifact);

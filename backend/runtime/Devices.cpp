@@ -87,17 +87,24 @@ DeviceSet::~DeviceSet() {
 
 namespace {
 
-/// Opens a device of `d`'s declaration on `iface`.
-mdl_device *openOn(const mdl_device_interface *iface, const Device &d, const char **err) {
+/// Opens a device of `d`'s declaration on `iface`, with the run's
+/// arguments for its kind after the declared ones.
+mdl_device *openOn(const mdl_device_interface *iface, const Device &d,
+                   const std::vector<RunArg> &runArgs, const char **err) {
   std::vector<mdl_device_arg> args;
-  for (const NamedAttr &a : d.args) {
-    mdl_device_arg arg{a.name.c_str(), 0, nullptr};
-    if (a.value.kind() == Attribute::Kind::String)
-      arg.string_value = a.value.asString().c_str();
-    else if (a.value.kind() == Attribute::Kind::Int)
-      arg.int_value = a.value.asInt();
+  auto add = [&](const std::string &name, const Attribute &value) {
+    mdl_device_arg arg{name.c_str(), 0, nullptr};
+    if (value.kind() == Attribute::Kind::String)
+      arg.string_value = value.asString().c_str();
+    else if (value.kind() == Attribute::Kind::Int)
+      arg.int_value = value.asInt();
     args.push_back(arg);
-  }
+  };
+  for (const NamedAttr &a : d.args)
+    add(a.name, a.value);
+  for (const RunArg &a : runArgs)
+    if (a.kind.empty() || a.kind == d.kind)
+      add(a.name, a.value);
   return iface->open(args.data(), uint32_t(args.size()), err);
 }
 
@@ -167,7 +174,7 @@ bool DeviceSet::open(const Module &m, const DeviceOptions &opts, DiagnosticEngin
     if (!backend)
       choice.problem = "no backend for device kind '" + dev.kind + "'";
     if (choice.iface) {
-      rt->dev = openOn(choice.iface, dev, &err);
+      rt->dev = openOn(choice.iface, dev, opts.runArgs, &err);
       if (rt->dev) {
         rt->iface = choice.iface;
         rt->backend = backend;
@@ -200,7 +207,7 @@ bool DeviceSet::open(const Module &m, const DeviceOptions &opts, DiagnosticEngin
       RuntimeChoice hostRuntime = host->runtime();
       Device hostDev;
       hostDev.kind = hostKind->name;
-      rt->dev = hostRuntime.iface ? openOn(hostRuntime.iface, hostDev, &err) : nullptr;
+      rt->dev = hostRuntime.iface ? openOn(hostRuntime.iface, hostDev, opts.runArgs, &err) : nullptr;
       rt->iface = hostRuntime.iface;
       rt->backend = host;
       rt->fallback = true;

@@ -29,9 +29,20 @@ std::string executableDir();
 /// the error message.
 std::string libraryPath(const std::string &file);
 
+/// An argument a run adds to the declared ones of every device of `kind`
+/// (every device when `kind` is empty): options of one run rather than of
+/// the program (`--timings`, `--mpc-party I`). A runtime ignores the
+/// arguments it does not know.
+struct RunArg {
+  std::string kind;
+  std::string name;
+  ir::Attribute value; // an integer or a string
+};
+
 struct DeviceOptions {
   bool fallbackError = false;                                // --fallback=error
   std::vector<std::pair<std::string, std::string>> deviceMap; // --device-map A=B
+  std::vector<RunArg> runArgs;
 };
 
 /// One opened device.

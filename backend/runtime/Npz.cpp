@@ -134,14 +134,14 @@ llvm::Error openMember(const std::string &path, const std::string &key, Member &
 llvm::Expected<ir::TensorType> npzArrayType(const std::string &path, const std::string &key) {
   Member m;
   if (llvm::Error e = openMember(path, key, m))
-    return std::move(e);
+    return e;
   auto &z = m.archive;
   auto &member = m.name;
   zip_uint64_t size = m.size;
   // A .npy header is at most a few kilobytes; the data is not read.
   std::vector<uint8_t> head(std::min<zip_uint64_t>(size, 1 << 16));
   if (llvm::Error e = readMember(path, z.get(), member, head.data(), head.size()))
-    return std::move(e);
+    return e;
   auto h = parseNpy(path + ":" + member, head.data(), head.size(), false);
   if (!h)
     return h.takeError();
@@ -151,7 +151,7 @@ llvm::Expected<ir::TensorType> npzArrayType(const std::string &path, const std::
 llvm::Expected<Tensor> readNpzArray(const std::string &path, const std::string &key) {
   Member m;
   if (llvm::Error e = openMember(path, key, m))
-    return std::move(e);
+    return e;
   auto &z = m.archive;
   auto &member = m.name;
   zip_uint64_t size = m.size;
@@ -161,7 +161,7 @@ llvm::Expected<Tensor> readNpzArray(const std::string &path, const std::string &
                                    std::to_string(size) + " bytes)");
   auto *bytes = static_cast<uint8_t *>(buf->data());
   if (llvm::Error e = readMember(path, z.get(), member, bytes, size))
-    return std::move(e);
+    return e;
   auto h = parseNpy(path + ":" + member, bytes, size, true);
   if (!h)
     return h.takeError();

@@ -44,6 +44,10 @@ public:
   /// A new tensor filled with zero bytes.
   static Tensor zeros(const ir::TensorType &type);
 
+  /// A value this process does not hold (another party of a multi-process
+  /// device gives it): its type, no data (valid() false).
+  static Tensor absent(const ir::TensorType &type) { return Tensor(type, nullptr); }
+
   bool valid() const { return buf_ != nullptr; }
   const ir::TensorType &type() const { return type_; }
   ir::DType dtype() const { return type_.dtype; }

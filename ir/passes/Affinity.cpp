@@ -217,10 +217,15 @@ private:
           replicated_[name].insert(d);
       return;
     }
-    if (v->secret && !isMpc(d)) {
+    // A secret value stays on its device: another mpc device has other
+    // shares, so moving there would go through the host in the clear.
+    if (v->secret) {
       auto &diag = diags_.error("E0304", consumer.loc,
                                 "secret value leaves mpc device '" + devName(v->device) +
-                                    "' without reveal: it is used on '" + devName(d) + "'");
+                                    "' without reveal: it is used on '" + devName(d) + "'" +
+                                    (isMpc(d) ? " (secret values do not move between mpc "
+                                                "devices)"
+                                              : ""));
       diag.notes.push_back({defLoc(v), "the value is computed secret-shared on '" +
                                            devName(v->device) + "' here"});
       diag.notes.push_back({{}, "make it public explicitly with reveal(x) where it may be seen"});
@@ -355,7 +360,7 @@ private:
       Value *x = n->operands[0];
       n->device = d;
       n->placement = PlacementKind::Explicit;
-      if (x->secret && !isMpc(d)) {
+      if (x->secret && d != x->device) {
         auto &diag = diags_.error("E0304", op.loc, "secret value leaves mpc device '" +
                                                        devName(x->device) + "' through to(); "
                                                        "use reveal(x) to make it public");

@@ -11,6 +11,7 @@
 // 2. Every later use of the old result reads the new one.
 // New operations keep the original's device, placement and location.
 #include "ir/passes/Canonicalize.h"
+#include "stdlib/DeviceKinds.h"
 #include "stdlib/Registry.h"
 
 #include <cstring>
@@ -119,7 +120,7 @@ void remap(Operation &op, const ValueMap &map) {
       remap(*inner, map);
 }
 
-int canonicalizeRegion(Region &r) {
+int canonicalizeRegion(const Module &m, Region &r) {
   int rewritten = 0;
   ValueMap map;
   std::vector<std::unique_ptr<Operation>> out;
@@ -127,9 +128,12 @@ int canonicalizeRegion(Region &r) {
   for (auto &op : r.ops) {
     if (!map.empty())
       remap(*op, map);
+    // Segments of kinds that take them as written stay as they are.
+    bool prepared = stdlib::jitPreparesSegments(m, op->device);
     for (auto &sub : op->regions)
-      rewritten += canonicalizeRegion(*sub);
-    if (!decomposable(*op)) {
+      if (prepared)
+        rewritten += canonicalizeRegion(m, *sub);
+    if (!prepared || !decomposable(*op)) {
       out.push_back(std::move(op));
       continue;
     }
@@ -155,7 +159,7 @@ int canonicalizeRegion(Region &r) {
 int canonicalize(Module &m) {
   int n = 0;
   for (auto &f : m.functions)
-    n += canonicalizeRegion(*f->body);
+    n += canonicalizeRegion(m, *f->body);
   return n;
 }
 

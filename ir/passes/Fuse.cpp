@@ -11,6 +11,7 @@
 //    of its last member, everything else keeping its relative order; then
 //    constant-like operations that nothing reads any more are dropped.
 #include "ir/passes/Fuse.h"
+#include "stdlib/DeviceKinds.h"
 #include "stdlib/Registry.h"
 #include "ir/passes/FusionDomain.h"
 
@@ -287,14 +288,17 @@ private:
   std::vector<std::vector<int>> members_;
 };
 
-int fuseRegion(Region &r) {
+int fuseRegion(const Module &m, Region &r) {
   int made = 0;
   for (auto &op : r.ops) {
-    if (op->kind == OpKind::Segment)
-      made += SegmentFuser(*op->regions[0]).run();
-    else
+    if (op->kind == OpKind::Segment) {
+      // Segments of kinds that take them as written are not fused.
+      if (stdlib::jitPreparesSegments(m, op->device))
+        made += SegmentFuser(*op->regions[0]).run();
+    } else {
       for (auto &sub : op->regions)
-        made += fuseRegion(*sub);
+        made += fuseRegion(m, *sub);
+    }
   }
   return made;
 }
@@ -304,7 +308,7 @@ int fuseRegion(Region &r) {
 int fuse(Module &m) {
   int made = 0;
   for (auto &f : m.functions)
-    made += fuseRegion(*f->body);
+    made += fuseRegion(m, *f->body);
   return made;
 }
 

@@ -13,10 +13,9 @@ An error case passes when `mdl check NAME.mdl --diagnostics=json` exits 1,
 prints only well-formed JSON diagnostics, and every `# expect: CODE line N`
 of NAME.expected appears among them.
 
-Programs that declare an `mpc` device need the MPC runtime, which this build
-does not have yet: for them the case checks that `mdl run` refuses cleanly
-with E0406 (and never runs them in plaintext). The case prints PENDING so
-the gap stays visible.
+Programs that declare an `mpc` device run like the others (the three
+parties as threads of the one process); tests/mpc/process_mode.py runs them
+as three processes over TLS.
 """
 import argparse
 import json
@@ -41,13 +40,8 @@ def run(cmd):
     return p
 
 
-def uses_mpc(source):
-    return re.search(r"^\s*device\s+\w+\s*=\s*mpc\s*\(", source, re.M) is not None
-
-
 def run_case(mdl, path, backend, extra):
     base = path[:-len(".mdl")]
-    source = open(path).read()
     cmd = [mdl, "run", path, "--backend=" + backend, "--quiet"] + extra
     inputs = base + ".inputs"
     if os.path.isdir(inputs):
@@ -57,13 +51,6 @@ def run_case(mdl, path, backend, extra):
     with tempfile.TemporaryDirectory() as out:
         cmd += ["--out", out]
         p = run(cmd)
-        if uses_mpc(source):
-            if p.returncode != 1 or "E0406" not in p.stderr:
-                fail("an mpc program must be refused with E0406 until the MPC runtime "
-                     "exists; got exit %d\n%s" % (p.returncode, p.stderr))
-            print("PENDING: %s needs the MPC runtime; refused cleanly with E0406" %
-                  os.path.basename(path))
-            return
         if p.returncode != 0:
             fail("exit %d\ncommand: %s\nstderr:\n%s" % (p.returncode, " ".join(cmd), p.stderr))
         expected = base + ".expected"

@@ -74,6 +74,10 @@ void *allocTest(mdl_device *, uint64_t n) { return std::aligned_alloc(64, (n + 6
 void freeTest(mdl_device *, void *p) { std::free(p); }
 
 int copyInTest(mdl_device *d, const mdl_buffer *dst, const void *src) {
+  if (!src) {
+    d->error = "the test device needs the value itself";
+    return 1;
+  }
   uint64_t n = bytesOf(*dst);
   std::memcpy(dst->data, src, n);
   scramble(dst->data, n);
@@ -86,6 +90,11 @@ int copyOutTest(mdl_device *d, void *dst, const mdl_buffer *src) {
   std::memcpy(dst, src->data, n);
   scramble(dst, n);
   d->bytesOut += long(n);
+  return 0;
+}
+
+int copyTest(mdl_device *, const mdl_buffer *dst, const mdl_buffer *src) {
+  std::memcpy(dst->data, src->data, bytesOf(*src)); // scrambled either way
   return 0;
 }
 
@@ -123,9 +132,9 @@ int syncTest(mdl_device *) { return 0; }
 const char *lastErrorTest(mdl_device *d) { return d->error.c_str(); }
 
 const mdl_device_interface kTestRuntime = {
-    MDL_DEVICE_ABI_VERSION, "testgpu", 0,          openTest, closeTest,  describeTest,
-    allocTest,              freeTest,  copyInTest, copyOutTest, loadTest, runTest,
-    unloadTest,             syncTest,  lastErrorTest,
+    MDL_DEVICE_ABI_VERSION, "testgpu",  0,       openTest, closeTest,  describeTest,
+    allocTest,              freeTest,   copyInTest, copyOutTest, copyTest, loadTest,
+    runTest,                unloadTest, syncTest, lastErrorTest,
 };
 
 // --- the kind: descriptor and compile-time half -----------------------------

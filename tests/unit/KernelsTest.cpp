@@ -33,9 +33,11 @@ TEST(HalfConvertTest, KnownValuesAndRounding) {
   EXPECT_EQ(ir::halfToFloat(0x0001), 0x1p-24f);
   EXPECT_TRUE(std::isnan(ir::halfToFloat(0x7e01)));
   // Every finite half converts to float and back unchanged.
-  for (uint32_t h = 0; h < 65536; ++h)
-    if ((h & 0x7c00) != 0x7c00)
+  for (uint32_t h = 0; h < 65536; ++h) {
+    if ((h & 0x7c00) != 0x7c00) {
       ASSERT_EQ(ir::floatToHalf(ir::halfToFloat(uint16_t(h))), h) << h;
+    }
+  }
 }
 
 #if defined(__GNUC__) && !defined(__clang__)

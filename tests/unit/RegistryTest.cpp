@@ -113,14 +113,24 @@ TEST(Registry, DeviceKindsAnswer) {
   ASSERT_NE(hip, nullptr);
   EXPECT_TRUE(mpc->supports(ir::OpKind::Relu));
   EXPECT_TRUE(mpc->supports(ir::OpKind::Matmul));
-  EXPECT_FALSE(mpc->supports(ir::OpKind::Exp));
-  EXPECT_TRUE(hip->supports(ir::OpKind::Exp));
+  EXPECT_TRUE(mpc->supports(ir::OpKind::Exp));
+  EXPECT_FALSE(mpc->supports(ir::OpKind::Log));
+  EXPECT_FALSE(mpc->supports(ir::OpKind::Print));
+  EXPECT_TRUE(hip->supports(ir::OpKind::Log));
+  EXPECT_FALSE(mpc->jitPreparesSegments);
+  EXPECT_TRUE(hip->jitPreparesSegments);
+  // What the protocol implements is said at check time.
+  EXPECT_EQ(mpc->checkArg("parties", ir::Attribute::integer(3)), "");
+  EXPECT_NE(mpc->checkArg("parties", ir::Attribute::integer(4)), "");
+  EXPECT_EQ(mpc->checkArg("frac_bits", ir::Attribute::integer(30)), "");
+  EXPECT_NE(mpc->checkArg("frac_bits", ir::Attribute::integer(31)), "");
+  EXPECT_NE(mpc->checkArg("protocol", ir::Attribute::string("additive")), "");
   EXPECT_EQ(mpc->memory, stdlib::MemoryModel::Secret);
   EXPECT_EQ(stdlib::hostDeviceKind()->name, "cpu");
   EXPECT_EQ(stdlib::acceleratorDeviceKind()->name, "hip");
   std::vector<std::string> names = stdlib::supportedCallNames(*mpc);
   EXPECT_NE(std::find(names.begin(), names.end(), "relu"), names.end());
-  EXPECT_EQ(std::find(names.begin(), names.end(), "exp"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "log"), names.end());
 }
 
 TEST(Registry, OpNamesRoundTrip) {
