@@ -154,6 +154,19 @@ private:
     return ins.result;
   }
 
+  /// Appends the step that gives `op`'s result from slots already made.
+  bool finish(const ir::Operation &op, K kind, std::vector<int> operands,
+              std::vector<ProgramAttr> attrs = {}) {
+    Instruction ins;
+    ins.op = kind;
+    ins.operands = std::move(operands);
+    ins.attrs = std::move(attrs);
+    ins.shape = op.results[0]->type.sizes();
+    ins.result = newSlot(op.results[0].get());
+    p_.instructions.push_back(std::move(ins));
+    return true;
+  }
+
   void record(const ir::Operation &op, Public pub) { publics_[op.results[0].get()] = std::move(pub); }
 
   static Public filled(const ir::TensorType &t, double v) {
@@ -229,13 +242,7 @@ private:
                     {reals("lo", {lo->values[0]}), reals("hi", {hi->values[0]})}, error);
       // Bounds that are tensors or secret: max then min.
       int m = emitTemp(K::Max, {slotOf(op.operands[0]), slotOf(op.operands[1])}, {}, rt.sizes());
-      Instruction ins;
-      ins.op = K::Min;
-      ins.operands = {m, slotOf(op.operands[2])};
-      ins.shape = rt.sizes();
-      ins.result = newSlot(op.results[0].get());
-      p_.instructions.push_back(std::move(ins));
-      return true;
+      return finish(op, K::Min, {m, slotOf(op.operands[2])});
     }
     // Nonlinear functions.
     case OpKind::Abs: return emit(op, K::Abs, {op.operands[0]}, {}, error);
@@ -345,13 +352,7 @@ private:
       shape[size_t(ax)] = 1;
       cur = emitTemp(kind, {cur}, {ints("axis", {ax}), ints("keepdims", {1})}, shape);
     }
-    Instruction ins;
-    ins.op = K::Reshape;
-    ins.operands = {cur};
-    ins.shape = op.results[0]->type.sizes();
-    ins.result = newSlot(op.results[0].get());
-    p_.instructions.push_back(std::move(ins));
-    return true;
+    return finish(op, K::Reshape, {cur});
   }
 
   /// argmax/argmin along an axis, or over the flattened tensor.
@@ -368,14 +369,8 @@ private:
     } else {
       ax = *axis < 0 ? *axis + x.rank() : *axis;
     }
-    Instruction ins;
-    ins.op = op.kind == OpKind::Argmax ? K::ArgMax : K::ArgMin;
-    ins.operands = {src};
-    ins.attrs = {ints("axis", {ax}), ints("keepdims", {0})};
-    ins.shape = op.results[0]->type.sizes();
-    ins.result = newSlot(op.results[0].get());
-    p_.instructions.push_back(std::move(ins));
-    return true;
+    return finish(op, op.kind == OpKind::Argmax ? K::ArgMax : K::ArgMin, {src},
+                  {ints("axis", {ax}), ints("keepdims", {0})});
   }
 
   bool concat(const ir::Operation &op, std::string &error) {
@@ -392,14 +387,7 @@ private:
       }
       parts.push_back(s);
     }
-    Instruction ins;
-    ins.op = K::Concat;
-    ins.operands = parts;
-    ins.attrs = {ints("axis", {axis})};
-    ins.shape = op.results[0]->type.sizes();
-    ins.result = newSlot(op.results[0].get());
-    p_.instructions.push_back(std::move(ins));
-    return true;
+    return finish(op, K::Concat, parts, {ints("axis", {axis})});
   }
 
   bool slice(const ir::Operation &op, std::string &error) {
@@ -430,13 +418,7 @@ private:
     }
     int s = emitTemp(K::Slice, {slotOf(op.operands[0])},
                      {ints("starts", starts), ints("stops", stops), ints("steps", steps)}, kept);
-    Instruction ins;
-    ins.op = K::Reshape;
-    ins.operands = {s};
-    ins.shape = op.results[0]->type.sizes();
-    ins.result = newSlot(op.results[0].get());
-    p_.instructions.push_back(std::move(ins));
-    return true;
+    return finish(op, K::Reshape, {s});
   }
 
   bool pad(const ir::Operation &op, std::string &error) {
@@ -470,13 +452,7 @@ private:
       shape[size_t(i)] += lo + hi;
       cur = emitTemp(K::Concat, parts, {ints("axis", {i})}, shape);
     }
-    Instruction ins;
-    ins.op = K::Reshape;
-    ins.operands = {cur};
-    ins.shape = op.results[0]->type.sizes();
-    ins.result = newSlot(op.results[0].get());
-    p_.instructions.push_back(std::move(ins));
-    return true;
+    return finish(op, K::Reshape, {cur});
   }
 
   const ir::Operation &seg_;
