@@ -157,6 +157,33 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"zeros"}));
   imp->add_option("--diagnostics", o.diagnostics, "diagnostic format: text or json")
       ->check(CLI::IsMember({"text", "json"}));
+  CLI::App *repl = app.add_subcommand(
+      "repl", "an interactive session: definitions persist, and each expression is compiled "
+              "(incrementally, on the JIT) and run as it is entered");
+  repl->add_option("FILE", o.file, "a program whose definitions are loaded first");
+  repl->add_option("--diagnostics", o.diagnostics,
+                   "diagnostic format: text (with source lines and carets) or json (one "
+                   "object per line)")
+      ->check(CLI::IsMember({"text", "json"}));
+  repl->add_option("--backend", o.backend, "execution backend: jit (the default) or interp")
+      ->check(CLI::IsMember({"jit", "interp"}));
+  repl->add_option("--cache-dir", o.cacheDir,
+                   "keep compiled functions in DIR and reuse them in later sessions (jit)");
+  repl->add_option("--opt-level", o.optLevel, "LLVM optimization level of the JIT, 0 to 3")
+      ->check(CLI::Range(0, 3));
+  repl->add_option("--fallback", o.fallback,
+                   "when a hip device's GPU is unavailable: cpu (the default) or error")
+      ->check(CLI::IsMember({"cpu", "error"}));
+  repl->add_option("--device-map", o.deviceMap, "run declared device A on device B's runtime: A=B")
+      ->check(uniqueKeys(std::make_shared<std::vector<std::string>>(), "the device"));
+  repl->add_flag("--strict-placement", o.strictPlacement,
+                 "make implicit transfers of placed values an error (E0302)");
+  repl->add_flag("--timings", o.timings,
+                 "after each evaluation, print the time of each phase and the functions "
+                 "compiled and taken from the compile cache");
+  repl->footer("\nOn a terminal, lines are edited (history in ~/.mdl_history); other input is "
+               "read statement by statement, without prompts.\n\n" +
+               mdl::tools::replHelp());
   for (CLI::App *c : {run, check, ir}) {
     c->add_option("--weights", o.elidedWeights,
                   "(.hlo input) values for elided constants, keyed by instruction name");
@@ -198,5 +225,7 @@ int main(int argc, char **argv) {
     return mdl::tools::withLargeStack(mdl::tools::graphCommand, o);
   if (imp->parsed())
     return mdl::tools::withLargeStack(mdl::tools::importCommand, o);
+  if (repl->parsed())
+    return mdl::tools::withLargeStack(mdl::tools::replCommand, o);
   return mdl::tools::withLargeStack(mdl::tools::irCommand, o);
 }

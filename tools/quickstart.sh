@@ -26,6 +26,7 @@ packages=(
   libopenblas-dev libomp-dev libdnnl-dev      # CPU kernels and GEMM
   libgtest-dev libbenchmark-dev               # unit tests, benchmarks
   nlohmann-json3-dev libcli11-dev libzip-dev  # JSON, the command line, .npz archives
+  libedit-dev                                 # mdl repl's line editing and history (BSD editline)
   python3 python3-numpy                       # test drivers, example weights
   graphviz                                    # mdl graph -o g.svg
   dpkg-dev file                               # cpack's .deb (the package test)
