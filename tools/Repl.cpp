@@ -51,7 +51,7 @@ int replCommand(const DriverOptions &o) {
     failed |= !session.loadFile(o.file);
 
   if (!terminal) {
-    InputReader reader(std::cin);
+    InputReader reader(STDIN_FILENO);
     while (!session.quitRequested()) {
       std::optional<std::string> input = reader.next();
       if (!input)

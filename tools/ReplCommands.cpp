@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace mdl::tools {
@@ -203,8 +204,8 @@ bool ReplSession::command(const std::string &text) {
       DriverOptions o = opts_;
       o.entry.clear();
       std::unique_ptr<Compilation> c = compilation(o);
-      c->program = program(units_, c->diags);
-      if (!c->program || !c->runThrough(pass)) {
+      auto loan = lend(units_, *c);
+      if (!c->runThrough(pass)) {
         c->diags.flush();
         return false;
       }
@@ -238,8 +239,8 @@ bool ReplSession::showDevices() {
   DriverOptions o = opts_;
   o.entry.clear();
   std::unique_ptr<Compilation> c = compilation(o);
-  c->program = program(units_, c->diags);
-  if (!c->program || !c->runThrough("partition")) {
+  auto loan = lend(units_, *c);
+  if (!c->runThrough("partition")) {
     c->diags.flush();
     return false;
   }
@@ -293,8 +294,12 @@ bool ReplSession::save(const std::string &path) {
     diags.flush();
     return false;
   }
+  // A device, a pipe or a folder is never replaced by the saved file.
+  struct stat st;
   std::string text;
-  if (!makeParentDirs(path, error))
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    error = "it exists and is not a regular file";
+  else if (!makeParentDirs(path, error))
     error = "cannot create its folder: " + error;
   else
     text = savedText(path, error);
@@ -324,10 +329,6 @@ std::string ReplSession::savedText(const std::string &path, std::string &error) 
   std::string targetDir = resolvedDir(dirOf(path));
   std::string cwd = currentDir();
   for (const Unit &u : units_) {
-    ir::DiagnosticEngine quiet;
-    std::unique_ptr<frontend::SourceFile> file = frontend::parseSource(*u.buf, quiet);
-    if (!file || file->items.size() != u.live.size())
-      continue;
     const frontend::SourceBuffer &buf = *u.buf;
     auto offset = [&](const ir::Location &l) {
       size_t line = std::min<size_t>(std::max<uint32_t>(l.line, 1), buf.lineStarts.size());
@@ -337,12 +338,11 @@ std::string ReplSession::savedText(const std::string &path, std::string &error) 
     // a typed input, the current folder.
     std::string base = u.typed ? cwd + "/" : dirOf(buf.path);
     bool rebase = resolvedDir(base) != targetDir;
-    for (size_t i = 0; i < file->items.size(); ++i) {
-      const frontend::Item &item = *file->items[i];
-      if (!u.live[i] || item.kind == frontend::ItemKind::Import)
+    for (size_t i = 0; i < u.live.size(); ++i) {
+      if (!u.live[i] || u.ast->items[i]->kind == frontend::ItemKind::Import)
         continue;
-      size_t begin = offset(item.loc);
-      size_t end = i + 1 < file->items.size() ? offset(file->items[i + 1]->loc) : buf.text.size();
+      const frontend::Item &item = *u.ast->items[i];
+      auto [begin, end] = u.spans[i];
       std::string text = buf.text.substr(begin, end - begin);
       if (rebase && item.kind == frontend::ItemKind::Param) {
         auto &p = static_cast<const frontend::ParamItem &>(item);

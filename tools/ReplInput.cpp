@@ -4,6 +4,9 @@
 #include "tools/ReplInput.h"
 
 #include <cctype>
+#include <cerrno>
+#include <poll.h>
+#include <unistd.h>
 
 namespace mdl::tools {
 
@@ -144,22 +147,35 @@ std::vector<std::string> identifiersOf(const std::string &text) {
   return scan(text).identifiers;
 }
 
-bool InputReader::readLine(std::string &line) {
-  if (peeked_) {
-    line = std::move(*peeked_);
-    peeked_.reset();
-    return true;
+bool InputReader::readLine(std::string &line, bool wait) {
+  for (;;) {
+    size_t nl = buffer_.find('\n');
+    if (nl != std::string::npos || (eof_ && !buffer_.empty())) {
+      line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl == std::string::npos ? std::string::npos : nl + 1);
+      if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+      return true;
+    }
+    if (eof_)
+      return false;
+    struct pollfd p = {fd_, POLLIN, 0};
+    if (!wait && ::poll(&p, 1, 0) <= 0)
+      return false;
+    char chunk[65536];
+    ssize_t n = ::read(fd_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      eof_ = true;
+    else
+      buffer_.append(chunk, size_t(n));
   }
-  if (!std::getline(in_, line))
-    return false;
-  if (!line.empty() && line.back() == '\r')
-    line.pop_back();
-  return true;
 }
 
 std::optional<std::string> InputReader::next() {
   std::string text, line;
-  while (readLine(line)) {
+  while (readLine(line, true)) {
     if (text.empty() && classifyInput(line) == InputKind::Empty)
       continue; // blank lines and comments between inputs
     text += (text.empty() ? "" : "\n") + line;
@@ -167,10 +183,10 @@ std::optional<std::string> InputReader::next() {
     // the next line are one input, as in a file.
     while (inputComplete(text)) {
       std::string ahead;
-      if (classifyInput(text) == InputKind::Command || !readLine(ahead))
+      if (classifyInput(text) == InputKind::Command || !readLine(ahead, false))
         return text;
       if (!lineContinuesInput(ahead)) {
-        peeked_ = std::move(ahead);
+        buffer_.insert(0, ahead + "\n"); // given back
         return text;
       }
       text += "\n" + ahead;

@@ -7,7 +7,6 @@
 // the terminal cannot know before that line is typed.
 #pragma once
 
-#include <istream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,21 +37,26 @@ bool lineContinuesInput(const std::string &line);
 /// bound by `let` that an input names).
 std::vector<std::string> identifiersOf(const std::string &text);
 
-/// Reads complete inputs from a stream that is not a terminal (a pipe, a
-/// file): line by line until an input is complete, with one line of
-/// look-ahead for the continuations of lineContinuesInput.
+/// Reads complete inputs from a file descriptor that is not a terminal (a
+/// pipe, a file): line by line until an input is complete. The line after
+/// a complete input is looked at, for the continuations of
+/// lineContinuesInput, only when it can be read without waiting: a script
+/// or a file reads as a file would, and a program that writes one input and
+/// waits for its result is not kept waiting.
 class InputReader {
 public:
-  explicit InputReader(std::istream &in) : in_(in) {}
+  explicit InputReader(int fd) : fd_(fd) {}
   /// The next input (without its last newline), or nullopt at the end of
-  /// the stream. An incomplete input at the end is returned as it is (its
+  /// the input. An incomplete input at the end is returned as it is (its
   /// errors are reported when it is compiled).
   std::optional<std::string> next();
 
 private:
-  bool readLine(std::string &line);
-  std::istream &in_;
-  std::optional<std::string> peeked_;
+  /// The next line; with `wait` false, only when it is already there.
+  bool readLine(std::string &line, bool wait);
+  int fd_;
+  std::string buffer_; // read, not yet returned
+  bool eof_ = false;
 };
 
 } // namespace mdl::tools

@@ -145,25 +145,59 @@ std::unique_ptr<Compilation> ReplSession::compilation(DriverOptions &opts) {
   return std::make_unique<Compilation>(opts, sm_, *printer_);
 }
 
-std::unique_ptr<frontend::Program> ReplSession::program(const std::vector<Unit> &units,
-                                                        ir::DiagnosticEngine &diags) const {
-  auto prog = std::make_unique<frontend::Program>();
-  for (const Unit &u : units) {
-    std::unique_ptr<frontend::SourceFile> file = frontend::parseSource(*u.buf, diags);
-    if (!file || file->items.size() != u.live.size()) {
-      diags.error("E0900", {u.buf->fileId, 1, 1, 1},
-                  "internal error: a definition of the session no longer parses "
-                  "(please report this)");
-      return nullptr;
-    }
-    std::vector<std::unique_ptr<Item>> kept;
-    for (size_t i = 0; i < file->items.size(); ++i)
-      if (u.live[i])
-        kept.push_back(std::move(file->items[i]));
-    file->items = std::move(kept);
-    prog->files.push_back(std::move(file));
+/// Gives the items of the program back to the units they were lent from.
+ReplSession::Loan::~Loan() {
+  if (!c.program)
+    return;
+  for (size_t k = 0; k < units.size() && k < c.program->files.size(); ++k) {
+    auto &items = c.program->files[k]->items;
+    size_t j = 0;
+    for (size_t i = 0; i < units[k].live.size(); ++i)
+      if (units[k].live[i] && j < items.size())
+        units[k].ast->items[i] = std::move(items[j++]);
   }
-  return prog;
+  c.program->files.erase(c.program->files.begin(),
+                         c.program->files.begin() +
+                             std::min(units.size(), c.program->files.size()));
+}
+
+std::unique_ptr<ReplSession::Loan> ReplSession::lend(const std::vector<Unit> &units,
+                                                     Compilation &c) const {
+  c.program = std::make_unique<frontend::Program>();
+  for (const Unit &u : units) {
+    auto file = std::make_unique<frontend::SourceFile>();
+    file->path = u.ast->path;
+    file->fileId = u.ast->fileId;
+    for (size_t i = 0; i < u.live.size(); ++i)
+      if (u.live[i])
+        file->items.push_back(std::move(u.ast->items[i]));
+    c.program->files.push_back(std::move(file));
+  }
+  return std::unique_ptr<Loan>(new Loan{units, c});
+}
+
+std::vector<ReplSession::Unit> ReplSession::unitsOf(frontend::Program &loaded,
+                                                    uint32_t typedFile) const {
+  std::vector<Unit> units;
+  for (auto &file : loaded.files) {
+    Unit u;
+    u.buf = std::make_shared<frontend::SourceBuffer>(*sm_.get(file->fileId));
+    u.typed = file->fileId == typedFile;
+    const frontend::SourceBuffer &buf = *u.buf;
+    auto offset = [&](const ir::Location &l) {
+      size_t line = std::min<size_t>(std::max<uint32_t>(l.line, 1), buf.lineStarts.size());
+      return std::min(buf.text.size(), buf.lineStarts[line - 1] + (l.col ? l.col - 1 : 0));
+    };
+    for (size_t i = 0; i < file->items.size(); ++i) {
+      u.keys.push_back(itemKey(*file->items[i]));
+      u.live.push_back(true);
+      size_t end = i + 1 < file->items.size() ? offset(file->items[i + 1]->loc) : buf.text.size();
+      u.spans.push_back({offset(file->items[i]->loc), end});
+    }
+    u.ast = std::move(file);
+    units.push_back(std::move(u));
+  }
+  return units;
 }
 
 bool ReplSession::defines(const std::string &key) const {
@@ -198,18 +232,7 @@ bool ReplSession::define(const std::string &text) {
   diags.flush();
   if (!loaded)
     return false;
-  std::vector<Unit> fresh;
-  for (auto &file : loaded->files) {
-    Unit u;
-    u.buf = std::make_shared<frontend::SourceBuffer>(*sm_.get(file->fileId));
-    u.typed = file->fileId == buf.fileId;
-    for (auto &item : file->items) {
-      u.keys.push_back(itemKey(*item));
-      u.live.push_back(true);
-    }
-    fresh.push_back(std::move(u));
-  }
-  return addUnits(std::move(fresh), {buf.fileId, 1, 1, 1});
+  return addUnits(unitsOf(*loaded, buf.fileId), {buf.fileId, 1, 1, 1});
 }
 
 bool ReplSession::loadFile(const std::string &path) {
@@ -219,19 +242,9 @@ bool ReplSession::loadFile(const std::string &path) {
   diags.flush();
   if (!loaded)
     return false;
-  std::vector<Unit> fresh;
-  for (auto &file : loaded->files) {
-    Unit u;
-    u.buf = std::make_shared<frontend::SourceBuffer>(*sm_.get(file->fileId));
-    for (auto &item : file->items) {
-      u.keys.push_back(itemKey(*item));
-      u.live.push_back(true);
-    }
-    fresh.push_back(std::move(u));
-  }
   ir::Location where;
   where.file = loaded->files.front()->fileId;
-  return addUnits(std::move(fresh), where);
+  return addUnits(unitsOf(*loaded, 0), where);
 }
 
 bool ReplSession::addUnits(std::vector<Unit> fresh, const ir::Location &where) {
@@ -271,9 +284,11 @@ bool ReplSession::addUnits(std::vector<Unit> fresh, const ir::Location &where) {
   DriverOptions o = opts_;
   o.entry.clear();
   std::unique_ptr<Compilation> c = compilation(o);
-  c->program = program(next, c->diags);
-  bool ok = c->program && c->runThrough("lower") && c->validateWeights() &&
-            c->runThrough("partition");
+  bool ok;
+  {
+    auto loan = lend(next, *c);
+    ok = c->runThrough("lower") && c->validateWeights() && c->runThrough("partition");
+  }
   c->diags.flush();
   if (!ok) {
     bool older = false;
@@ -339,6 +354,7 @@ std::unique_ptr<ReplSession::Prepared> ReplSession::prepare(const std::string &t
   p->c = compilation(p->opts);
   ir::DiagnosticEngine &diags = p->c->diags;
   std::unique_ptr<frontend::FnItem> fn = frontend::parseStatements(buf, diags);
+  p->c->phase("parse", p->start);
   if (!fn) {
     diags.flush();
     return nullptr;
@@ -408,13 +424,7 @@ std::unique_ptr<ReplSession::Prepared> ReplSession::prepare(const std::string &t
   fn->name = {kReplEntry, fn->loc};
 
   // The program: the session's definitions, then the input.
-  auto t0 = Clock::now();
-  p->c->program = program(units_, diags);
-  p->c->phase("parse", t0);
-  if (!p->c->program) {
-    diags.flush();
-    return nullptr;
-  }
+  auto loan = lend(units_, *p->c);
   auto file = std::make_unique<frontend::SourceFile>();
   file->path = buf.path;
   file->fileId = buf.fileId;
@@ -482,10 +492,12 @@ bool ReplSession::run(Prepared &p, Action action) {
     c.diags.error("E0204", p.loc, err);
     return fail();
   }
+  auto t0 = Clock::now();
   backend::DeviceSet devices;
   if (!devices.open(*c.placed, dopts, c.diags))
     return fail();
-  auto t0 = Clock::now();
+  c.phase("devices", t0);
+  t0 = Clock::now();
   std::vector<Tensor> globals;
   if (!materializeGlobals(c, globals))
     return fail();

@@ -66,10 +66,14 @@ public:
   static std::string helpText();
 
 private:
-  /// One source buffer of definitions, with which of its items are live.
+  /// One source buffer of definitions, parsed once, with which of its
+  /// items are live. Each compilation borrows the live items (see lend):
+  /// Sema annotates the tree in place and redoes it on every check.
   struct Unit {
     std::shared_ptr<const frontend::SourceBuffer> buf;
+    std::shared_ptr<frontend::SourceFile> ast;
     std::vector<std::string> keys; // per item: "fn:f", "value:w", "device:d", "" (import)
+    std::vector<std::pair<size_t, size_t>> spans; // per item: its text in buf (for :save)
     std::vector<bool> live;        // per item
     bool typed = false;            // an input (`<repl:N>`), not a file
   };
@@ -90,8 +94,15 @@ private:
   std::unique_ptr<Prepared> prepare(const std::string &text, const std::string &last);
   bool run(Prepared &p, Action action);
   bool materializeGlobals(Compilation &c, std::vector<backend::Tensor> &values);
-  std::unique_ptr<frontend::Program> program(const std::vector<Unit> &units,
-                                             ir::DiagnosticEngine &diags) const;
+  std::vector<Unit> unitsOf(frontend::Program &loaded, uint32_t typedFile) const;
+  /// A program of the units' live items, lent to `c` (c.program) until the
+  /// returned guard gives them back.
+  struct Loan {
+    const std::vector<Unit> &units;
+    Compilation &c;
+    ~Loan();
+  };
+  std::unique_ptr<Loan> lend(const std::vector<Unit> &units, Compilation &c) const;
   std::unique_ptr<Compilation> compilation(DriverOptions &opts);
   const frontend::SourceBuffer &addInput(const std::string &text);
   const Binding *binding(const std::string &name) const;
