@@ -14,6 +14,7 @@
 #include "ir/text/Printer.h"
 #include "tools/Compilation.h"
 #include "tools/LineEditor.h"
+#include "tools/OutputFiles.h"
 #include "tools/ReplInput.h"
 
 #include <algorithm>
@@ -507,6 +508,10 @@ bool ReplSession::run(Prepared &p, Action action) {
   std::string stats;
   if (opts_.backend == "jit") {
     t0 = Clock::now();
+    if (!opts_.cacheDir.empty() && !makeDirs(opts_.cacheDir, err)) {
+      c.diags.error("E0407", p.loc, "cannot create the cache directory: " + err);
+      return fail();
+    }
     backend::jit::JitOptions jo;
     jo.cacheDir = opts_.cacheDir;
     jo.optLevel = opts_.optLevel;
@@ -549,6 +554,10 @@ bool ReplSession::run(Prepared &p, Action action) {
     std::vector<double> times = {runMs};
     auto begin = Clock::now();
     while (times.size() < 1000 && (times.size() < 5 || msSince(begin) < 1000)) {
+      if (backend::interruptRequested()) { // Ctrl-C between two calls
+        backend::reportInterrupted(c.diags, p.loc);
+        return fail();
+      }
       auto s = Clock::now();
       if (!call())
         return fail();

@@ -6,8 +6,9 @@ and recovers, uses :type and :ir, enters a multi-line `for` loop (the
 continuation prompt), recalls history with the up arrow, completes a name
 with Tab, cancels a half-typed line with Ctrl-C, interrupts a long `while`
 loop with Ctrl-C and evaluates something after it, saves the session with
-:save and leaves with Ctrl-D; then the saved file is run with `mdl run` and
-the history file is checked. Each step prints `ok: ...`; a step that does
+:save and leaves with Ctrl-D; then the saved file is run with `mdl run`, a
+loop on the interpreter is interrupted too, and the history file is
+checked. Each step prints `ok: ...`; a step that does
 not see what it expects prints FAIL: with the terminal's output and exits 1.
 """
 import argparse
@@ -184,6 +185,20 @@ def main():
                   (r.returncode, r.stdout, r.stderr, open(os.path.join(work, "saved.mdl")).read()))
             return 1
         print("ok: mdl run runs the saved session")
+
+        # The interpreter stops at the next loop iteration too.
+        t = Terminal([mdl, "repl", "--backend=interp"], env, work)
+        t.expect(r"mdl> ", "the prompt of a session on the interpreter")
+        t.line("let n = for i in 0..1000000000 carry (acc = 0) { yield acc + i }", r"", "a long loop on the interpreter")
+        t.pump(1.0)
+        t.send("\x03")
+        t.expect(r"error\[E0409\]: interrupted", "Ctrl-C stops the interpreter's loop (E0409)", timeout=60)
+        t.line("2 * 21", r"i64\n42\n", "the interpreter's session goes on")
+        t.send("\x04")
+        status = t.wait()
+        if status is None or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+            print("FAIL: the interpreter's session did not end with status 0 (%r)" % (status,))
+            return 1
 
         # The history was kept in $HOME/.mdl_history.
         hist = os.path.join(home, ".mdl_history")
