@@ -72,8 +72,7 @@ int replCommand(const DriverOptions &o) {
     backend::interruptFlag().store(0);
     std::string prompt = pending.empty() ? "mdl> " : "...> ";
     std::string line;
-    LineEditor::Status st =
-        editor ? editor->readLine(prompt, line) : plainReadLine(prompt, line);
+    LineEditor::Status st = editor ? editor->readLine(prompt, line) : plainReadLine(prompt, line);
     if (st == LineEditor::Status::Interrupted) {
       std::cout << "\n" << std::flush; // the input is dropped
       pending.clear();

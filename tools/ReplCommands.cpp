@@ -37,7 +37,7 @@ using backend::Tensor;
 
 namespace {
 
-const char *const kCommands[] = {"help", "type", "ir", "devices", "load",
+const char *const kCommands[] = {"help", "type",  "ir",   "devices", "load",
                                  "save", "reset", "time", "quit"};
 
 bool identChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -247,8 +247,8 @@ bool ReplSession::showDevices() {
   c->diags.flush();
   const ir::Module &m = *c->placed;
   size_t fns = c->generic->functions.size();
-  out_ << "session: ok (" << fns << " function" << (fns == 1 ? "" : "s") << ", "
-       << m.globals.size() << " globals, " << m.devices.size() << " devices)\n";
+  out_ << "session: ok (" << fns << " function" << (fns == 1 ? "" : "s") << ", " << m.globals.size()
+       << " globals, " << m.devices.size() << " devices)\n";
   // The summary of `main`, else of the last function nothing calls.
   std::string entry = m.findFunction("main") ? "main" : "";
   if (entry.empty()) {
@@ -256,8 +256,7 @@ bool ReplSession::showDevices() {
     if (!entries.empty())
       entry = entries.back()->name;
   }
-  std::string summary =
-      passes::formatPlacementSummary(passes::summarizePlacement(m, entry));
+  std::string summary = passes::formatPlacementSummary(passes::summarizePlacement(m, entry));
   if (entry.empty())
     summary = "placement summary (no functions):" + summary.substr(summary.find('\n'));
   out_ << summary;
@@ -287,9 +286,9 @@ bool ReplSession::save(const std::string &path) {
       inputs.push_back(u.buf->path);
   std::string which, error;
   if (overwritesInput(path, inputs, which)) {
-    auto &d = diags.error("E0408", loc, "refusing to write '" + path +
-                                            "': the session loaded its definitions from '" +
-                                            which + "'");
+    auto &d = diags.error("E0408", loc,
+                          "refusing to write '" + path +
+                              "': the session loaded its definitions from '" + which + "'");
     d.notes.push_back({{}, "save the session under another name"});
     diags.flush();
     return false;
@@ -359,8 +358,8 @@ std::string ReplSession::savedText(const std::string &path, std::string &error) 
           }
         }
       }
-      while (!text.empty() && (std::isspace(static_cast<unsigned char>(text.back())) ||
-                               text.back() == ';'))
+      while (!text.empty() &&
+             (std::isspace(static_cast<unsigned char>(text.back())) || text.back() == ';'))
         text.pop_back();
       os << "\n" << text << "\n";
     }
@@ -399,8 +398,7 @@ std::string ReplSession::savedText(const std::string &path, std::string &error) 
   return os.str();
 }
 
-std::vector<std::string> ReplSession::complete(const std::string &before,
-                                               size_t &wordStart) const {
+std::vector<std::string> ReplSession::complete(const std::string &before, size_t &wordStart) const {
   size_t i = before.size();
   while (i > 0 && identChar(before[i - 1]))
     --i;
@@ -479,9 +477,10 @@ std::vector<std::string> ReplSession::complete(const std::string &before,
       add(b.name);
     for (const std::string &n : stdlib::callableNames())
       add(n);
-    for (const char *k : {"let", "fn", "device", "param", "const", "import", "return", "on",
-                          "if", "else", "for", "while", "in", "carry", "yield", "true", "false",
-                          "bool", "i8", "u8", "i32", "i64", "f16", "bf16", "f32", "f64"})
+    for (const char *k :
+         {"let",  "fn",  "device", "param", "const", "import", "return", "on",    "if",
+          "else", "for", "while",  "in",    "carry", "yield",  "true",   "false", "bool",
+          "i8",   "u8",  "i32",    "i64",   "f16",   "bf16",   "f32",    "f64"})
       add(k);
   }
   std::sort(out.begin(), out.end());

@@ -88,9 +88,9 @@ Scan scan(const std::string &text) {
 
 /// Tokens after which a newline does not end a statement.
 bool continuesAfter(const std::string &t) {
-  static const char *const ops[] = {"+",  "-",  "*",  "/",  "%",  "@",  "=",  "==",
-                                    "!=", "<",  "<=", ">",  ">=", "&&", "||", ",",
-                                    "!",  "->", "..", ":",  "on", "in", "else", "carry"};
+  static const char *const ops[] = {
+      "+",  "-",  "*",  "/", "%", "@",  "=",  "==", "!=", "<",  "<=",   ">",
+      ">=", "&&", "||", ",", "!", "->", "..", ":",  "on", "in", "else", "carry"};
   for (const char *o : ops)
     if (t == o)
       return true;
@@ -143,9 +143,7 @@ bool lineContinuesInput(const std::string &line) {
   return w == "else" || w == "carry" || w == "->" || (!w.empty() && w[0] == '{');
 }
 
-std::vector<std::string> identifiersOf(const std::string &text) {
-  return scan(text).identifiers;
-}
+std::vector<std::string> identifiersOf(const std::string &text) { return scan(text).identifiers; }
 
 bool InputReader::readLine(std::string &line, bool wait) {
   for (;;) {

@@ -74,8 +74,8 @@ private:
     std::shared_ptr<frontend::SourceFile> ast;
     std::vector<std::string> keys; // per item: "fn:f", "value:w", "device:d", "" (import)
     std::vector<std::pair<size_t, size_t>> spans; // per item: its text in buf (for :save)
-    std::vector<bool> live;        // per item
-    bool typed = false;            // an input (`<repl:N>`), not a file
+    std::vector<bool> live;                       // per item
+    bool typed = false;                           // an input (`<repl:N>`), not a file
   };
   /// A value bound by a top-level `let` (or `_`).
   struct Binding {

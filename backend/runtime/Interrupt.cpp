@@ -14,8 +14,9 @@ std::atomic<int32_t> &interruptFlag() {
 
 void reportInterrupted(ir::DiagnosticEngine &diags, const ir::Location &loop) {
   auto &d = diags.error("E0409", loop, "interrupted: stopped at an iteration of this loop");
-  d.notes.push_back({{}, "Ctrl-C stops a running computation at the next loop iteration; "
-                         "nothing it computed is kept"});
+  d.notes.push_back({{},
+                     "Ctrl-C stops a running computation at the next loop iteration; "
+                     "nothing it computed is kept"});
 }
 
 } // namespace mdl::backend

@@ -20,9 +20,7 @@ namespace mdl::backend {
 std::atomic<int32_t> &interruptFlag();
 
 /// Whether a stop was asked for.
-inline bool interruptRequested() {
-  return interruptFlag().load(std::memory_order_relaxed) != 0;
-}
+inline bool interruptRequested() { return interruptFlag().load(std::memory_order_relaxed) != 0; }
 
 /// The diagnostic of a stopped program (E0409), at the loop that stopped.
 void reportInterrupted(ir::DiagnosticEngine &diags, const ir::Location &loop);
