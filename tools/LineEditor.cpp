@@ -42,7 +42,8 @@ void onInterrupt(int) {
     (void)r;
   }
   if (computing.load() && ++interruptsWhileComputing >= 3) {
-    static const char msg[] = "\nmdl repl: interrupted three times while computing; leaving\n";
+    static const char msg[] =
+        "\nerror[E0409]: interrupted three times while a computation ran: mdl repl ends\n";
     ssize_t r = ::write(STDERR_FILENO, msg, sizeof msg - 1);
     (void)r;
     _exit(130);
