@@ -19,6 +19,7 @@
 #include "stdlib/Registry.h"
 #include "tools/Compilation.h"
 #include "tools/OutputFiles.h"
+#include "tools/ReplInput.h"
 
 #include <algorithm>
 #include <cctype>
@@ -39,8 +40,6 @@ namespace {
 
 const char *const kCommands[] = {"help", "type",  "ir",   "devices", "load",
                                  "save", "reset", "time", "quit"};
-
-bool identChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 std::string trim(const std::string &s) {
   size_t b = s.find_first_not_of(" \t\r\n");
@@ -155,7 +154,7 @@ std::string ReplSession::helpText() {
 
 bool ReplSession::command(const std::string &text) {
   size_t b = text.find(':'), e = b + 1;
-  while (e < text.size() && identChar(text[e]))
+  while (e < text.size() && isIdentChar(text[e]))
     ++e;
   std::string name = text.substr(b + 1, e - b - 1);
   std::string rest = trim(text.substr(e));
@@ -192,7 +191,7 @@ bool ReplSession::command(const std::string &text) {
     size_t w = masked.find_last_not_of(" \t\r\n");
     if (w != std::string::npos) {
       size_t s = w + 1;
-      while (s > 0 && identChar(masked[s - 1]))
+      while (s > 0 && isIdentChar(masked[s - 1]))
         --s;
       std::string word = masked.substr(s, w + 1 - s);
       if (std::find(steps.begin(), steps.end(), word) != steps.end()) {
@@ -329,10 +328,6 @@ std::string ReplSession::savedText(const std::string &path, std::string &error) 
   std::string cwd = currentDir();
   for (const Unit &u : units_) {
     const frontend::SourceBuffer &buf = *u.buf;
-    auto offset = [&](const ir::Location &l) {
-      size_t line = std::min<size_t>(std::max<uint32_t>(l.line, 1), buf.lineStarts.size());
-      return std::min(buf.text.size(), buf.lineStarts[line - 1] + (l.col ? l.col - 1 : 0));
-    };
     // Weight paths are relative to the file that declares the param: for
     // a typed input, the current folder.
     std::string base = u.typed ? cwd + "/" : dirOf(buf.path);
@@ -350,7 +345,7 @@ std::string ReplSession::savedText(const std::string &path, std::string &error) 
           if (call.callee.name == "load" && !call.args.empty() &&
               call.args[0].value->kind == frontend::ExprKind::StringLit) {
             auto &lit = static_cast<const frontend::StringLit &>(*call.args[0].value);
-            size_t at = offset(lit.loc);
+            size_t at = buf.offset(lit.loc);
             if (!lit.value.empty() && lit.value[0] != '/' && at >= begin && at < end) {
               std::string abs = base + lit.value;
               text.replace(at - begin, std::min<size_t>(lit.loc.len, end - at), quoted(abs));
@@ -400,7 +395,7 @@ std::string ReplSession::savedText(const std::string &path, std::string &error) 
 
 std::vector<std::string> ReplSession::complete(const std::string &before, size_t &wordStart) const {
   size_t i = before.size();
-  while (i > 0 && identChar(before[i - 1]))
+  while (i > 0 && isIdentChar(before[i - 1]))
     --i;
   wordStart = i;
   std::string word = before.substr(i);
@@ -430,7 +425,7 @@ std::vector<std::string> ReplSession::complete(const std::string &before, size_t
   while (j > 0 && std::isspace(static_cast<unsigned char>(before[j - 1])))
     --j;
   size_t pb = j;
-  while (pb > 0 && identChar(before[pb - 1]))
+  while (pb > 0 && isIdentChar(before[pb - 1]))
     --pb;
   if (before.substr(pb, j - pb) == "on") {
     for (const std::string &d : devices)
@@ -453,7 +448,7 @@ std::vector<std::string> ReplSession::complete(const std::string &before, size_t
       while (ce > 0 && std::isspace(static_cast<unsigned char>(before[ce - 1])))
         --ce;
       size_t cb = ce;
-      while (cb > 0 && identChar(before[cb - 1]))
+      while (cb > 0 && isIdentChar(before[cb - 1]))
         --cb;
       callee = before.substr(cb, ce - cb);
       break;

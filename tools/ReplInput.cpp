@@ -13,7 +13,6 @@ namespace mdl::tools {
 namespace {
 
 bool identStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool identChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 /// What the scanner saw: the depth of open brackets and the last token
 /// outside comments and strings.
@@ -54,7 +53,7 @@ Scan scan(const std::string &text) {
     }
     if (identStart(c)) {
       size_t b = i;
-      while (i < n && identChar(text[i]))
+      while (i < n && isIdentChar(text[i]))
         ++i;
       s.identifiers.push_back(text.substr(b, i - b));
       token(s.identifiers.back());
@@ -104,7 +103,7 @@ std::string firstWord(const std::string &line) {
   while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i])))
     ++i;
   size_t b = i;
-  while (i < line.size() && identChar(line[i]))
+  while (i < line.size() && isIdentChar(line[i]))
     ++i;
   if (i > b)
     return line.substr(b, i - b);
@@ -112,6 +111,8 @@ std::string firstWord(const std::string &line) {
 }
 
 } // namespace
+
+bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 InputKind classifyInput(const std::string &text) {
   size_t i = 0;

@@ -13,6 +13,9 @@
 
 namespace mdl::tools {
 
+/// Whether `c` may appear in an identifier (letters, digits, `_`).
+bool isIdentChar(char c);
+
 /// What an input is, from its first word.
 enum class InputKind {
   Empty,       // blanks and comments only

@@ -134,15 +134,12 @@ std::vector<ReplSession::Unit> ReplSession::unitsOf(frontend::Program &loaded,
     u.buf = std::make_shared<frontend::SourceBuffer>(*sm_.get(file->fileId));
     u.typed = file->fileId == typedFile;
     const frontend::SourceBuffer &buf = *u.buf;
-    auto offset = [&](const ir::Location &l) {
-      size_t line = std::min<size_t>(std::max<uint32_t>(l.line, 1), buf.lineStarts.size());
-      return std::min(buf.text.size(), buf.lineStarts[line - 1] + (l.col ? l.col - 1 : 0));
-    };
     for (size_t i = 0; i < file->items.size(); ++i) {
       u.keys.push_back(itemKey(*file->items[i]));
       u.live.push_back(true);
-      size_t end = i + 1 < file->items.size() ? offset(file->items[i + 1]->loc) : buf.text.size();
-      u.spans.push_back({offset(file->items[i]->loc), end});
+      size_t end =
+          i + 1 < file->items.size() ? buf.offset(file->items[i + 1]->loc) : buf.text.size();
+      u.spans.push_back({buf.offset(file->items[i]->loc), end});
     }
     u.ast = std::move(file);
     units.push_back(std::move(u));

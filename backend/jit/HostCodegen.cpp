@@ -5,11 +5,11 @@
 //
 // `if`, `for` and `while` become branches and loops with the index in a
 // register, each back-edge checking the interrupt flag (Ctrl-C in the REPL:
-// one load and a branch per iteration); segments on host-memory devices are compiled inline, fusions
-// become calls to their loop kernels (through the OpenMP runtime when
-// large), matrix products calls to the GEMM library; segments on other
-// devices, transfers to them and every other operation go through the
-// runtime (Runtime.h). Loop-carried values, `if` results and returned
+// one load and a branch per iteration); segments on host-memory devices are
+// compiled inline, fusions become calls to their loop kernels (through the
+// OpenMP runtime when large), matrix products calls to the GEMM library;
+// segments on other devices, transfers to them and every other operation go
+// through the runtime (Runtime.h). Loop-carried values, `if` results and returned
 // values are copied where the buffer plan could not compute them in place.
 #include "backend/jit/Codegen.h"
 #include "stdlib/Registry.h"
