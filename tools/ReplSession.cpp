@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <set>
 
 namespace mdl::tools {
@@ -173,25 +174,29 @@ void ReplSession::bind(const std::string &name, Tensor value) {
 
 bool ReplSession::define(const std::string &text) {
   const frontend::SourceBuffer &buf = addInput(text);
-  ir::DiagnosticEngine diags;
-  diags.addHandler(printer_.get());
-  std::unique_ptr<frontend::Program> loaded = frontend::loadProgramFromBuffer(buf, sm_, diags);
-  diags.flush();
-  if (!loaded)
-    return false;
-  return addUnits(unitsOf(*loaded, buf.fileId), {buf.fileId, 1, 1, 1});
+  return load([&](ir::DiagnosticEngine &diags) {
+    return frontend::loadProgramFromBuffer(buf, sm_, diags);
+  }, buf.fileId);
 }
 
 bool ReplSession::loadFile(const std::string &path) {
+  return load([&](ir::DiagnosticEngine &diags) { return frontend::loadProgram(path, sm_, diags); },
+              0);
+}
+
+bool ReplSession::load(
+    const std::function<std::unique_ptr<frontend::Program>(ir::DiagnosticEngine &)> &read,
+    uint32_t typedFile) {
   ir::DiagnosticEngine diags;
   diags.addHandler(printer_.get());
-  std::unique_ptr<frontend::Program> loaded = frontend::loadProgram(path, sm_, diags);
+  std::unique_ptr<frontend::Program> loaded = read(diags);
   diags.flush();
   if (!loaded)
     return false;
-  ir::Location where;
-  where.file = loaded->files.front()->fileId;
-  return addUnits(unitsOf(*loaded, 0), where);
+  // A note about the whole input points at its first line; about a file,
+  // at the file.
+  ir::Location where{loaded->files.front()->fileId, typedFile ? 1u : 0u, 1, 1};
+  return addUnits(unitsOf(*loaded, typedFile), where);
 }
 
 bool ReplSession::addUnits(std::vector<Unit> fresh, const ir::Location &where) {

@@ -29,6 +29,7 @@
 #include "ir/Diagnostics.h"
 #include "tools/Driver.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -89,6 +90,10 @@ private:
 
   // --- ReplSession.cpp: definitions and evaluation.
   bool define(const std::string &text);
+  /// Reads a program (a typed input, or a file, with its imports) and adds
+  /// its files as units; `typedFile` is the typed input's file, or 0.
+  bool load(const std::function<std::unique_ptr<frontend::Program>(ir::DiagnosticEngine &)> &read,
+            uint32_t typedFile);
   bool addUnits(std::vector<Unit> fresh, const ir::Location &where);
   bool evaluate(const std::string &text, Action action, const std::string &pass = "");
   std::unique_ptr<Prepared> prepare(const std::string &text, const std::string &last);

@@ -66,6 +66,27 @@ void addCommon(CLI::App *cmd, DriverOptions &o) {
   cmd->add_flag("--timings", o.timings, "print the time of each phase to stderr");
 }
 
+/// The options of commands that run programs (run, repl): the backend,
+/// the JIT's cache and optimization level, and how devices are opened.
+void addExecution(CLI::App *cmd, DriverOptions &o) {
+  cmd->add_option("--backend", o.backend,
+                  "execution backend: jit (native code through LLVM, the default) or interp "
+                  "(the reference interpreter)")
+      ->check(CLI::IsMember({"jit", "interp"}));
+  cmd->add_option("--cache-dir", o.cacheDir,
+                  "keep compiled functions in DIR and reuse them in later runs (jit)");
+  cmd->add_option("--opt-level", o.optLevel, "LLVM optimization level of the JIT, 0 to 3")
+      ->check(CLI::Range(0, 3));
+  cmd->add_option("--fallback", o.fallback,
+                  "when a hip device's GPU is unavailable: cpu (run it on the CPU, with a "
+                  "notice; the default) or error (E0403)")
+      ->check(CLI::IsMember({"cpu", "error"}));
+  cmd->add_option("--device-map", o.deviceMap,
+                  "run declared device A on device B's runtime: A=B (repeatable), e.g. an "
+                  "8-GPU program on fewer GPUs")
+      ->check(uniqueKeys(std::make_shared<std::vector<std::string>>(), "the device"));
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -97,26 +118,11 @@ int main(int argc, char **argv) {
       ->check(uniqueKeys(std::make_shared<std::vector<std::string>>(), "the input"));
   run->add_option("--out", o.outDir, "write result K to DIR/K.npy (DIR is created)")
       ->check(nonEmpty());
-  run->add_option("--backend", o.backend,
-                  "execution backend: jit (native code through LLVM, the default) or interp "
-                  "(the reference interpreter)")
-      ->check(CLI::IsMember({"jit", "interp"}));
-  run->add_option("--cache-dir", o.cacheDir,
-                  "keep compiled functions in DIR and reuse them in later runs (jit)");
-  run->add_option("--opt-level", o.optLevel, "LLVM optimization level of the JIT, 0 to 3")
-      ->check(CLI::Range(0, 3));
+  addExecution(run, o);
   run->add_option("--repeat", o.repeat,
                   "run the entry N more times after the first and print min/median time per call")
       ->check(CLI::NonNegativeNumber);
   run->add_flag("--quiet,-q", o.quiet, "do not print the results");
-  run->add_option("--fallback", o.fallback,
-                  "when a hip device's GPU is unavailable: cpu (run it on the CPU, with a "
-                  "notice; the default) or error (E0403)")
-      ->check(CLI::IsMember({"cpu", "error"}));
-  run->add_option("--device-map", o.deviceMap,
-                  "run declared device A on device B's runtime: A=B (repeatable), e.g. an "
-                  "8-GPU program on fewer GPUs")
-      ->check(uniqueKeys(std::make_shared<std::vector<std::string>>(), "the device"));
 
   CLI::App *check = app.add_subcommand("check", "report all diagnostics of a program");
   addCommon(check, o);
@@ -165,17 +171,7 @@ int main(int argc, char **argv) {
                    "diagnostic format: text (with source lines and carets) or json (one "
                    "object per line)")
       ->check(CLI::IsMember({"text", "json"}));
-  repl->add_option("--backend", o.backend, "execution backend: jit (the default) or interp")
-      ->check(CLI::IsMember({"jit", "interp"}));
-  repl->add_option("--cache-dir", o.cacheDir,
-                   "keep compiled functions in DIR and reuse them in later sessions (jit)");
-  repl->add_option("--opt-level", o.optLevel, "LLVM optimization level of the JIT, 0 to 3")
-      ->check(CLI::Range(0, 3));
-  repl->add_option("--fallback", o.fallback,
-                   "when a hip device's GPU is unavailable: cpu (the default) or error")
-      ->check(CLI::IsMember({"cpu", "error"}));
-  repl->add_option("--device-map", o.deviceMap, "run declared device A on device B's runtime: A=B")
-      ->check(uniqueKeys(std::make_shared<std::vector<std::string>>(), "the device"));
+  addExecution(repl, o);
   repl->add_flag("--strict-placement", o.strictPlacement,
                  "make implicit transfers of placed values an error (E0302)");
   repl->add_flag("--timings", o.timings,
