@@ -16,6 +16,9 @@
 //      item, and a broken item cannot swallow the next one;
 //   6. it cuts a very large function into pieces after statements of its
 //      body, so that even one huge function is parsed in bounded memory.
+// In statements mode (the REPL's inputs) the whole buffer is one chunk of
+// statements, parsed with the rule for the middle of a function body into
+// a function item without a header.
 // Each chunk is parsed with SLL prediction and a bail-out strategy first; on
 // failure it is parsed again with full LL and ErrorReporter, which words the
 // errors. TreeBuilder then converts the tree, quoting each grammar rule
@@ -225,8 +228,8 @@ public:
 /// Runs the token pass and parses chunk after chunk (see the file comment).
 class Driver {
 public:
-  Driver(const SourceBuffer &buf, SyntaxErrorLog &log)
-      : buf_(buf), src_(buf), log_(log), lexerErrors_(log, buf.fileId),
+  Driver(const SourceBuffer &buf, SyntaxErrorLog &log, bool statements)
+      : statements_(statements), buf_(buf), src_(buf), log_(log), lexerErrors_(log, buf.fileId),
         stream_(buf.text, buf.path), lexer_(&stream_), parser_(nullptr),
         packer_(buf) {
     lexer_.removeErrorListeners();
@@ -237,6 +240,10 @@ public:
     file_->path = buf.path;
     file_->fileId = buf.fileId;
     lastEnd_ = {buf.fileId, 1, 1, 1};
+    if (statements_) {
+      pendingFn_ = std::make_unique<FnItem>(Location{buf.fileId, 1, 1, 1});
+      pendingFn_->name.loc = pendingFn_->loc;
+    }
   }
 
   std::unique_ptr<SourceFile> run() {
@@ -384,7 +391,7 @@ private:
       return;
     }
     TokenRole role = roleOf(type);
-    if (role == TokenRole::ItemKeyword && atLineStart_ && chunk_.count > 0)
+    if (role == TokenRole::ItemKeyword && atLineStart_ && chunk_.count > 0 && !statements_)
       finishChunk(t.get());
     atLineStart_ = false;
     if (pendingNewline_) {
@@ -511,7 +518,7 @@ private:
   /// the function (the generated code of an imported model can be one
   /// function of a hundred megabytes).
   void maybeCutFunction(Location newline) {
-    if (chunk_.rejected != Chunk::Rejection::None ||
+    if (statements_ || chunk_.rejected != Chunk::Rejection::None ||
         chunk_.tokens.size() < kPieceTokens || !layout_.insideOneBrace() ||
         (!inPieces_ && chunk_.firstType != P::FN))
       return;
@@ -570,7 +577,7 @@ private:
                    "belongs in a weight file"}});
       break;
     case Chunk::Rejection::None:
-      parseChunk(inPieces_ ? Piece::Tail : Piece::Whole);
+      parseChunk(statements_ ? Piece::Middle : inPieces_ ? Piece::Tail : Piece::Whole);
       break;
     }
     pendingFn_.reset();
@@ -645,6 +652,8 @@ private:
       if (pendingFn_)
         builder.buildMiddle(static_cast<P::FnMiddleContext *>(tree),
                             *pendingFn_);
+      if (statements_ && pendingFn_ && log_.empty())
+        file_->items.push_back(std::move(pendingFn_));
       return;
     case Piece::Tail:
       if (!pendingFn_)
@@ -666,6 +675,7 @@ private:
   /// about 1 GB of tokens and parse tree.
   static constexpr size_t kMaxChunkTokens = size_t(1) << 22;
 
+  bool statements_; // the whole buffer is statements (parseStatements)
   const SourceBuffer &buf_;
   SourceText src_;
   SyntaxErrorLog &log_;
@@ -692,8 +702,8 @@ private:
 } // namespace
 
 std::unique_ptr<SourceFile> parseWithAntlr(const SourceBuffer &buf,
-                                           SyntaxErrorLog &log) {
-  return Driver(buf, log).run();
+                                           SyntaxErrorLog &log, bool statements) {
+  return Driver(buf, log, statements).run();
 }
 
 } // namespace mdl::frontend::detail

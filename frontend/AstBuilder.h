@@ -219,8 +219,9 @@ private:
 /// Lexes and parses `buf` with the ANTLR grammar and builds the AST.
 /// Reports syntax errors to `log`; the result is meaningful only if the log
 /// stayed empty. May throw (the caller catches); needs a deep stack.
+/// `statements`: the buffer is a run of statements (see parseStatements).
 std::unique_ptr<SourceFile> parseWithAntlr(const SourceBuffer &buf,
-                                           SyntaxErrorLog &log);
+                                           SyntaxErrorLog &log, bool statements = false);
 
 /// `'x'` for a printable character, else `U+XXXX`; decodes the UTF-8
 /// sequence at `offset` of `text`.

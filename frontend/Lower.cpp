@@ -144,6 +144,10 @@ public:
         fn->argNames.push_back(p.name.name);
       }
       lowerStatements(f->body);
+      // A function without results may end without `return` (Sema allows
+      // it): the region still ends with one.
+      if (region_->ops.empty() || region_->ops.back()->kind != OpKind::Return)
+        emit(OpKind::Return, {}, {}, {}, f->body.close.valid() ? f->body.close : f->loc);
       m_.addFunction(std::move(fn));
     }
   }

@@ -540,6 +540,7 @@ constexpr size_t kParseStackBytes = size_t(512) << 20;
 
 struct ParseJob {
   const SourceBuffer *buf;
+  bool statements = false;
   detail::SyntaxErrorLog log;
   std::unique_ptr<SourceFile> result;
 };
@@ -547,7 +548,7 @@ struct ParseJob {
 void runJob(ParseJob &job) noexcept {
   ir::Location start{job.buf->fileId, 1, 1, 1};
   try {
-    job.result = detail::parseWithAntlr(*job.buf, job.log);
+    job.result = detail::parseWithAntlr(*job.buf, job.log, job.statements);
   } catch (const std::bad_alloc &) {
     job.log.add(detail::ErrorSource::Encoding, start,
                 "out of memory while parsing this file");
@@ -585,8 +586,9 @@ void runWithDeepStack(ParseJob &job) {
 
 } // namespace
 
-std::unique_ptr<SourceFile> parseSource(const SourceBuffer &buf,
-                                        ir::DiagnosticEngine &diags) {
+namespace {
+std::unique_ptr<SourceFile> parse(const SourceBuffer &buf, ir::DiagnosticEngine &diags,
+                                  bool statements) {
   if (buf.text.size() > kMaxSourceBytes) {
     diags.error("E0001", {buf.fileId, 1, 1, 1},
                 "source file too large (" + std::to_string(buf.text.size()) +
@@ -597,12 +599,27 @@ std::unique_ptr<SourceFile> parseSource(const SourceBuffer &buf,
   }
   ParseJob job;
   job.buf = &buf;
+  job.statements = statements;
   detail::validateUtf8(buf, job.log);
   runWithDeepStack(job);
   job.log.emit(diags);
   if (!job.log.empty())
     return nullptr;
   return std::move(job.result);
+}
+} // namespace
+
+std::unique_ptr<SourceFile> parseSource(const SourceBuffer &buf,
+                                        ir::DiagnosticEngine &diags) {
+  return parse(buf, diags, false);
+}
+
+std::unique_ptr<FnItem> parseStatements(const SourceBuffer &buf,
+                                        ir::DiagnosticEngine &diags) {
+  std::unique_ptr<SourceFile> file = parse(buf, diags, true);
+  if (!file || file->items.size() != 1 || file->items[0]->kind != ItemKind::Fn)
+    return nullptr;
+  return std::unique_ptr<FnItem>(static_cast<FnItem *>(file->items[0].release()));
 }
 
 } // namespace mdl::frontend

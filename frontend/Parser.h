@@ -20,6 +20,13 @@ namespace mdl::frontend {
 std::unique_ptr<SourceFile> parseSource(const SourceBuffer &buf,
                                         ir::DiagnosticEngine &diags);
 
+/// Parses one source buffer as a run of statements (a REPL input: `let`,
+/// `on`, expressions; what a function body holds). Returns a function item
+/// with no name, arguments or results whose body holds them, or null after
+/// reporting syntax errors (E0001). Never throws.
+std::unique_ptr<FnItem> parseStatements(const SourceBuffer &buf,
+                                        ir::DiagnosticEngine &diags);
+
 /// Maximum nesting depth of brackets/unary operators/blocks accepted (deeper
 /// input gets E0001 "nesting too deep (N levels; the limit is M)"). A chain
 /// of binary operators counts one level per operator, since it becomes a

@@ -1,6 +1,7 @@
 // Loading source files and indexing their lines.
 #include "frontend/SourceManager.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -18,6 +19,13 @@ std::string_view SourceBuffer::line(uint32_t n) const {
   while (e > b && (text[e - 1] == '\n' || text[e - 1] == '\r'))
     --e;
   return std::string_view(text).substr(b, e - b);
+}
+
+size_t SourceBuffer::offset(const ir::Location &loc) const {
+  if (lineStarts.empty() || loc.line == 0)
+    return 0;
+  size_t line = std::min<size_t>(loc.line, lineStarts.size());
+  return std::min(text.size(), lineStarts[line - 1] + (loc.col ? loc.col - 1 : 0));
 }
 
 const SourceBuffer *SourceManager::addBuffer(const std::string &name,

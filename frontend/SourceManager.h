@@ -22,6 +22,8 @@ struct SourceBuffer {
 
   /// Text of a 1-based line without its newline.
   std::string_view line(uint32_t n) const;
+  /// The byte offset of a location's start in `text` (clamped to the text).
+  size_t offset(const ir::Location &loc) const;
 };
 
 class SourceManager {

@@ -1,47 +1,26 @@
-// The compilation pipeline and the run / check / ir commands.
-//
-// The pipeline, in order (each step can be printed with --print-ir-after
-// and verified with --verify-each):
-//   load (parse + imports) -> sema -> lower -> verify -> validate weights
-//   -> specialize -> affinity -> transfers -> partition
-//   -> [jit: canonicalize -> fuse -> codegen] -> execute
+// The commands run, check, ir and graph: each is a short function on top
+// of one Compilation (tools/Compilation.h), which runs the pipeline.
 #include "tools/Driver.h"
 #include "stdlib/DeviceKinds.h"
 #include "stdlib/Registry.h"
+#include "tools/Compilation.h"
 
 #include "backend/interp/Interpreter.h"
 #include "backend/jit/JitSession.h"
 #include "backend/mpc/MpcKind.h"
 #include "backend/runtime/Devices.h"
 #include "backend/runtime/Weights.h"
-#include "frontend/DiagnosticPrinter.h"
-#include "frontend/Lower.h"
-#include "frontend/Program.h"
-#include "frontend/Sema.h"
-#include "frontend/hlo/HloImport.h"
+#include "ir/passes/PlacementSummary.h"
+#include "ir/passes/Specialize.h"
 #include "ir/text/Printer.h"
 #include "tools/Graph.h"
 #include "tools/OutputFiles.h"
-#include "ir/passes/Affinity.h"
-#include "ir/passes/Canonicalize.h"
-#include "ir/passes/Fuse.h"
-#include "ir/passes/InsertTransfers.h"
-#include "ir/passes/Partition.h"
-#include "ir/passes/PlacementSummary.h"
-#include "ir/passes/Specialize.h"
-#include "ir/passes/Verify.h"
 
 #include <algorithm>
-#include <cassert>
 #include <chrono>
-#include <cstring>
 #include <iostream>
-#include <map>
 #include <pthread.h>
-#include <sys/stat.h>
 #include <unistd.h>
-#include <cstdio>
-#include <cstdlib>
 
 namespace mdl::tools {
 
@@ -51,254 +30,7 @@ using ir::TensorType;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-bool isHlo(const std::string &path) {
-  return path.size() > 4 && path.compare(path.size() - 4, 4, ".hlo") == 0;
-}
-
-std::string tempWeightsPath();
-
-/// One invocation's state: sources, diagnostics, the program at each stage.
-class Compilation {
-public:
-  explicit Compilation(const DriverOptions &o) : opts(o) {
-    if (o.diagnostics == "json")
-      printer = std::make_unique<frontend::JsonDiagnosticPrinter>(std::cerr);
-    else
-      printer = std::make_unique<frontend::TextDiagnosticPrinter>(std::cerr, sm);
-    diags.addHandler(printer.get());
-  }
-  /// Delivers pending diagnostics and prints --timings.
-  void finish() {
-    diags.flush();
-    if (opts.timings)
-      printTimings();
-  }
-
-  /// A Compilation for one command. It is deliberately never freed: tearing
-  /// down the AST and IR of a large program costs more than the process
-  /// exit that follows (as clang's -disable-free); `finish` runs at the end
-  /// of the command instead.
-  static Compilation &create(const DriverOptions &o) { return *new Compilation(o); }
-
-  /// load, sema, lower, verify (or, for `.hlo` files, import and verify).
-  bool frontend() {
-    auto t0 = Clock::now();
-    if (isHlo(opts.file)) {
-      frontend::hlo::HloImportOptions ho;
-      ho.weightsOut = tempWeightsPath();
-      ho.elidedWeights = opts.elidedWeights;
-      ho.fillElidedZeros = opts.fillElided == "zeros";
-      generic = frontend::hlo::importHloFile(opts.file, diags, ho);
-      phase("import", t0);
-      current = generic.get();
-      return generic != nullptr;
-    }
-    program = frontend::loadProgram(opts.file, sm, diags);
-    phase("parse", t0);
-    if (!program)
-      return false;
-    t0 = Clock::now();
-    checked = frontend::checkProgram(*program, diags);
-    phase("check", t0);
-    if (!checked)
-      return false;
-    t0 = Clock::now();
-    generic = frontend::lowerProgram(*checked);
-    phase("lower", t0);
-    current = generic.get();
-    return true;
-  }
-
-  /// Checks every `load` against the weight file's header (E0401).
-  bool validateWeights() {
-    auto t0 = Clock::now();
-    bool ok = true;
-    for (const ir::Global &g : generic->globals)
-      ir::walk(*g.init, [&](const ir::Operation &op) {
-        if (op.kind != ir::OpKind::Load)
-          return;
-        auto t = backend::weightType(op.stringAttr("file"), op.stringAttr("key"));
-        if (!t) {
-          diags.error("E0401", op.loc, llvm::toString(t.takeError()));
-          ok = false;
-        } else if (*t != op.results[0]->type) {
-          std::string key = op.stringAttr("key");
-          auto &d = diags.error("E0401", op.loc,
-                                op.stringAttr("file") + ": " +
-                                    (key.empty() ? "array" : "key '" + key + "'") + " is " +
-                                    t->str() + ", but the declaration says " +
-                                    op.results[0]->type.str());
-          d.notes.push_back({g.loc, "param '" + g.name + "' is declared here"});
-          ok = false;
-        }
-      });
-    phase("weights", t0);
-    return ok;
-  }
-
-  // --- The pipeline's steps (kPipeline below lists them in order). Each
-  // leaves its module in `current`; runThrough prints and verifies it.
-
-  /// Specializes every entry (the one --entry names, with `entryArgs`).
-  bool specialize() {
-    passes::SpecializeOptions so;
-    if (!opts.entry.empty())
-      so.entries = {opts.entry};
-    so.entryArgs = entryArgs;
-    specialized = passes::specialize(*generic, so, diags);
-    current = specialized.get();
-    return specialized != nullptr;
-  }
-
-  bool affinity() {
-    passes::AffinityOptions ao;
-    ao.entry = entryName();
-    ao.strictPlacement = opts.strictPlacement;
-    ao.explain = opts.explain;
-    placed = passes::affinity(*specialized, ao, diags);
-    current = placed.get();
-    return placed != nullptr && !diags.hasErrors();
-  }
-
-  bool transfers() { return passes::insertTransfers(*placed, diags); }
-  bool partition() {
-    passes::partition(*placed);
-    return true;
-  }
-  // canonicalize and fuse shape the partitioned program for the JIT; the
-  // interpreter runs it as partitioned.
-  bool canonicalize() {
-    passes::canonicalize(*placed);
-    return !diags.hasErrors();
-  }
-  bool fuse() {
-    passes::fuse(*placed);
-    return true;
-  }
-
-  struct Step {
-    const char *name;
-    bool (Compilation::*run)();
-  };
-  /// The pipeline, in order: `run` takes all of it (the interpreter up to
-  /// `partition`), `check` and `graph` up to `partition`, `ir` up to --after.
-  static constexpr Step kPipeline[] = {
-      {"lower", &Compilation::frontend},         {"specialize", &Compilation::specialize},
-      {"affinity", &Compilation::affinity},      {"transfers", &Compilation::transfers},
-      {"partition", &Compilation::partition},    {"canonicalize", &Compilation::canonicalize},
-      {"fuse", &Compilation::fuse},
-  };
-
-  /// Runs the steps not run yet, through `last`; false after errors.
-  bool runThrough(const std::string &last) {
-    for (; done < std::size(kPipeline); ++done) {
-      const Step &step = kPipeline[done];
-      auto t0 = Clock::now();
-      bool ok = (this->*step.run)();
-      if (std::string(step.name) != "lower") // the frontend times its own parts
-        phase(step.name, t0);
-      if (!ok || !afterPass(step.name, *current)) {
-        done = std::size(kPipeline); // nothing after a failed step
-        return false;
-      }
-      if (step.name == last) {
-        ++done;
-        return true;
-      }
-    }
-    return true;
-  }
-
-  std::string entryName() const { return opts.entry.empty() ? "main" : opts.entry; }
-
-  /// Prints (--print-ir-after) and verifies (--verify-each, always after
-  /// lowering) the module produced by a step.
-  bool afterPass(const std::string &name, const ir::Module &m) {
-    const auto &p = opts.printIrAfter;
-    if (std::find(p.begin(), p.end(), name) != p.end() ||
-        std::find(p.begin(), p.end(), "all") != p.end()) {
-      std::cerr << "// ----- IR after " << name << " -----\n";
-      ir::printModule(m, std::cerr);
-    }
-    if (opts.verifyEach || name == "lower") {
-      std::vector<std::string> problems = passes::verifyModule(m);
-      if (!problems.empty()) {
-        auto &d = diags.error("E0900", {}, "internal error: the IR is malformed after '" +
-                                               name + "' (please report this)");
-        for (size_t i = 0; i < problems.size() && i < 20; ++i)
-          d.notes.push_back({{}, problems[i]});
-        return false;
-      }
-    }
-    return true;
-  }
-
-  void phase(const std::string &name, Clock::time_point t0) {
-    timings.push_back({name, std::chrono::duration<double, std::milli>(Clock::now() - t0).count()});
-  }
-
-  void printTimings() {
-    std::cerr << "timings (ms):";
-    for (auto &[n, ms] : timings)
-      std::cerr << " " << n << "=" << ms;
-    std::cerr << "\n";
-  }
-
-  const DriverOptions &opts;
-  frontend::SourceManager sm;
-  DiagnosticEngine diags;
-  std::unique_ptr<ir::DiagnosticHandler> printer;
-  std::unique_ptr<frontend::Program> program;
-  std::unique_ptr<frontend::CheckedProgram> checked;
-  std::unique_ptr<ir::Module> generic;
-  std::unique_ptr<ir::Module> specialized;
-  std::unique_ptr<ir::Module> placed;
-  ir::Module *current = nullptr; // the latest step's module
-  size_t done = 0;               // steps of kPipeline run so far
-  std::vector<TensorType> entryArgs;
-  std::vector<std::pair<std::string, double>> timings;
-};
-
-} // namespace
-
-const std::vector<std::string> &passNames() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> n;
-    for (const Compilation::Step &s : Compilation::kPipeline)
-      n.push_back(s.name);
-    return n;
-  }();
-  return names;
-}
-
-namespace {
-
-/// A fresh weight file for the large constants of an `.hlo` being run;
-/// removed at exit (its mapping stays valid while the program runs).
-std::string tempWeightsPath() {
-  const char *dir = std::getenv("TMPDIR");
-  std::string path = std::string(dir && *dir ? dir : "/tmp") + "/mdl-hlo-XXXXXX";
-  std::vector<char> buf(path.begin(), path.end());
-  buf.push_back('\0');
-  int fd = mkstemp(buf.data());
-  if (fd < 0)
-    return path + ".safetensors";
-  close(fd);
-  std::string p(buf.data());
-  static std::vector<std::string> toRemove;
-  static bool registered = false;
-  toRemove.push_back(p);
-  if (!registered) {
-    registered = true;
-    std::atexit([] {
-      for (const std::string &f : toRemove)
-        std::remove(f.c_str());
-    });
-  }
-  return p;
-}
+using Clock = Compilation::Clock;
 
 /// Runs Compilation::finish when a command returns, on every path.
 struct Finish {

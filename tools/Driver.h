@@ -1,6 +1,7 @@
-// The compiler driver behind the `mdl` command: one Compilation object runs
-// the pipeline (load, check, lower, verify, specialize, ...) step by step,
-// and the commands (run, check, ir) are short functions on top of it.
+// The compiler driver behind the `mdl` command: one Compilation object
+// (Compilation.h) runs the pipeline (load, check, lower, verify, specialize,
+// ...) step by step, and the commands (run, check, ir, graph, repl) are
+// short functions on top of it.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,9 @@ struct DriverOptions {
   std::string output;                  // -o FILE.mdl
   std::string elidedWeights;           // --weights FILE (values of elided constants)
   std::string fillElided;              // --fill-elided=zeros
+  /// Instances named after their binding and placement (the REPL; see
+  /// passes::SpecializeOptions::stableNames).
+  bool stableInstanceNames = false;
 };
 
 /// The pipeline's steps that --print-ir-after and `mdl ir --after` name,
@@ -58,6 +62,11 @@ int graphCommand(const DriverOptions &o);
 int importCommand(const DriverOptions &o);
 /// `mdl mpc-certs DIR`: a test CA and three party certificates.
 int mpcCertsCommand(const DriverOptions &o);
+/// `mdl repl [FILE]`: an interactive session (tools/Repl*.cpp); FILE may
+/// be empty.
+int replCommand(const DriverOptions &o);
+/// The REPL's commands, for `mdl repl --help`.
+std::string replHelp();
 
 /// Runs `fn` on a thread with a large stack (deeply nested programs recurse
 /// deeply in every pass) and returns its result.

@@ -66,6 +66,27 @@ void addCommon(CLI::App *cmd, DriverOptions &o) {
   cmd->add_flag("--timings", o.timings, "print the time of each phase to stderr");
 }
 
+/// The options of commands that run programs (run, repl): the backend,
+/// the JIT's cache and optimization level, and how devices are opened.
+void addExecution(CLI::App *cmd, DriverOptions &o) {
+  cmd->add_option("--backend", o.backend,
+                  "execution backend: jit (native code through LLVM, the default) or interp "
+                  "(the reference interpreter)")
+      ->check(CLI::IsMember({"jit", "interp"}));
+  cmd->add_option("--cache-dir", o.cacheDir,
+                  "keep compiled functions in DIR and reuse them in later runs (jit)");
+  cmd->add_option("--opt-level", o.optLevel, "LLVM optimization level of the JIT, 0 to 3")
+      ->check(CLI::Range(0, 3));
+  cmd->add_option("--fallback", o.fallback,
+                  "when a hip device's GPU is unavailable: cpu (run it on the CPU, with a "
+                  "notice; the default) or error (E0403)")
+      ->check(CLI::IsMember({"cpu", "error"}));
+  cmd->add_option("--device-map", o.deviceMap,
+                  "run declared device A on device B's runtime: A=B (repeatable), e.g. an "
+                  "8-GPU program on fewer GPUs")
+      ->check(uniqueKeys(std::make_shared<std::vector<std::string>>(), "the device"));
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -97,26 +118,11 @@ int main(int argc, char **argv) {
       ->check(uniqueKeys(std::make_shared<std::vector<std::string>>(), "the input"));
   run->add_option("--out", o.outDir, "write result K to DIR/K.npy (DIR is created)")
       ->check(nonEmpty());
-  run->add_option("--backend", o.backend,
-                  "execution backend: jit (native code through LLVM, the default) or interp "
-                  "(the reference interpreter)")
-      ->check(CLI::IsMember({"jit", "interp"}));
-  run->add_option("--cache-dir", o.cacheDir,
-                  "keep compiled functions in DIR and reuse them in later runs (jit)");
-  run->add_option("--opt-level", o.optLevel, "LLVM optimization level of the JIT, 0 to 3")
-      ->check(CLI::Range(0, 3));
+  addExecution(run, o);
   run->add_option("--repeat", o.repeat,
                   "run the entry N more times after the first and print min/median time per call")
       ->check(CLI::NonNegativeNumber);
   run->add_flag("--quiet,-q", o.quiet, "do not print the results");
-  run->add_option("--fallback", o.fallback,
-                  "when a hip device's GPU is unavailable: cpu (run it on the CPU, with a "
-                  "notice; the default) or error (E0403)")
-      ->check(CLI::IsMember({"cpu", "error"}));
-  run->add_option("--device-map", o.deviceMap,
-                  "run declared device A on device B's runtime: A=B (repeatable), e.g. an "
-                  "8-GPU program on fewer GPUs")
-      ->check(uniqueKeys(std::make_shared<std::vector<std::string>>(), "the device"));
 
   run->add_option("--mpc-party", o.mpcParty,
                   "run this process as party I (0, 1 or 2) of the program's mpc device, with "
@@ -191,6 +197,23 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"zeros"}));
   imp->add_option("--diagnostics", o.diagnostics, "diagnostic format: text or json")
       ->check(CLI::IsMember({"text", "json"}));
+  CLI::App *repl = app.add_subcommand(
+      "repl", "an interactive session: definitions persist, and each expression is compiled "
+              "(incrementally, on the JIT) and run as it is entered");
+  repl->add_option("FILE", o.file, "a program whose definitions are loaded first");
+  repl->add_option("--diagnostics", o.diagnostics,
+                   "diagnostic format: text (with source lines and carets) or json (one "
+                   "object per line)")
+      ->check(CLI::IsMember({"text", "json"}));
+  addExecution(repl, o);
+  repl->add_flag("--strict-placement", o.strictPlacement,
+                 "make implicit transfers of placed values an error (E0302)");
+  repl->add_flag("--timings", o.timings,
+                 "after each evaluation, print the time of each phase and the functions "
+                 "compiled and taken from the compile cache");
+  repl->footer("\nOn a terminal, lines are edited (history in ~/.mdl_history); other input is "
+               "read statement by statement, without prompts.\n\n" +
+               mdl::tools::replHelp());
   for (CLI::App *c : {run, check, ir}) {
     c->add_option("--weights", o.elidedWeights,
                   "(.hlo input) values for elided constants, keyed by instruction name");
@@ -234,5 +257,7 @@ int main(int argc, char **argv) {
     return mdl::tools::mpcCertsCommand(o);
   if (imp->parsed())
     return mdl::tools::withLargeStack(mdl::tools::importCommand, o);
+  if (repl->parsed())
+    return mdl::tools::withLargeStack(mdl::tools::replCommand, o);
   return mdl::tools::withLargeStack(mdl::tools::irCommand, o);
 }

@@ -27,6 +27,7 @@ packages=(
   libgtest-dev libbenchmark-dev               # unit tests, benchmarks
   nlohmann-json3-dev libcli11-dev libzip-dev  # JSON, the command line, .npz archives
   libssl-dev libasio-dev                      # the mpc device: TLS, certificates, channels
+  libedit-dev                                 # mdl repl's line editing and history (BSD editline)
   python3 python3-numpy                       # test drivers, example weights
   graphviz                                    # mdl graph -o g.svg
   dpkg-dev file                               # cpack's .deb (the package test)

@@ -1,11 +1,13 @@
 // The reference interpreter.
 #include "backend/interp/Interpreter.h"
 #include "backend/cpu/Kernels.h"
+#include "backend/runtime/Interrupt.h"
 #include "backend/runtime/Weights.h"
 #include "ir/passes/Fuse.h"
 #include "stdlib/Registry.h"
 
 #include <cstring>
+#include <functional>
 #include <ostream>
 
 namespace mdl::backend {
@@ -31,14 +33,31 @@ bool Interpreter::loadGlobals() {
   if (globalsLoaded_)
     return true;
   globals_.assign(m_.globals.size(), Tensor());
-  for (size_t i = 0; i < m_.globals.size(); ++i) {
+  // Items may come in any order: a global is computed after the globals
+  // its initializer reads (Sema refuses cycles, E0208).
+  std::vector<int> state(m_.globals.size(), 0); // 1: being computed, 2: done
+  std::function<bool(size_t)> compute = [&](size_t i) {
+    if (state[i] != 0)
+      return true;
+    state[i] = 1;
     const Global &g = m_.globals[i];
+    bool ok = true;
+    walk(*g.init, [&](const Operation &op) {
+      int d = op.kind == OpKind::Global ? m_.findGlobal(op.stringAttr("name")) : -1;
+      if (ok && d >= 0)
+        ok = compute(size_t(d));
+    });
     Frame frame;
     std::vector<Tensor> vals;
-    if (!runRegion(*g.init, frame, vals))
+    if (!ok || !runRegion(*g.init, frame, vals))
       return false;
     globals_[i] = vals.at(0);
-  }
+    state[i] = 2;
+    return true;
+  };
+  for (size_t i = 0; i < m_.globals.size(); ++i)
+    if (!compute(i))
+      return false;
   globalsLoaded_ = true;
   return true;
 }
@@ -335,6 +354,10 @@ bool Interpreter::runOp(const Operation &op, Frame &frame) {
     std::vector<Tensor> carried(in.begin() + 2, in.end());
     const Region &body = *op.regions[0];
     for (int64_t i = lo; i < hi; ++i) {
+      if (interruptRequested()) {
+        reportInterrupted(diags_, op.loc);
+        return false;
+      }
       Tensor iv = Tensor::empty(TensorType::scalar(DType::I64));
       *iv.data<int64_t>() = i;
       std::vector<Tensor> args = {iv};
@@ -350,6 +373,10 @@ bool Interpreter::runOp(const Operation &op, Frame &frame) {
     std::vector<Tensor> carried = in;
     const Region &cond = *op.regions[0], &body = *op.regions[1];
     while (true) {
+      if (interruptRequested()) {
+        reportInterrupted(diags_, op.loc);
+        return false;
+      }
       bindRegion(cond, carried, frame);
       std::vector<Tensor> c;
       if (!runRegion(cond, frame, c))

@@ -45,6 +45,12 @@ public:
   /// Materializes every global (loads weights, runs initializers). Reports
   /// E0401 for weight files that are missing or do not match.
   bool loadGlobals();
+  /// Takes every global's value (in module order, in host memory) instead
+  /// of computing them: the REPL materializes globals once per session.
+  void setGlobals(std::vector<Tensor> values) {
+    globals_ = std::move(values);
+    globalsLoaded_ = true;
+  }
 
   /// Calls a function; its results come back in host memory. nullopt after
   /// a run-time error was reported.

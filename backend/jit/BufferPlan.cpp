@@ -393,6 +393,7 @@ private:
         walk(*op.regions[1]);
         break;
       case OpKind::For: {
+        handle(op); // where an interrupt is reported
         const Region &body = *op.regions[0];
         int idx = newRoot(Root::Kind::Arena, -1, body.args[0].get());
         plan_.indexRoot[&op] = idx;
@@ -407,6 +408,7 @@ private:
         break;
       }
       case OpKind::While:
+        handle(op);
         for (size_t k = 0; k < op.results.size(); ++k) {
           int c = own(op.results[k].get());
           carried_[&op].push_back(c);

@@ -59,7 +59,8 @@ struct FunctionPlan {
   /// they are copied from.
   std::unordered_map<const ir::Value *, ValueLoc> copyFrom;
   /// Operations that generated code refers to by handle (kernels run by the
-  /// runtime, prints, segments launched on devices), numbered in walk order.
+  /// runtime, prints, segments launched on devices, loops: where an
+  /// interrupt is reported), numbered in walk order.
   std::vector<const ir::Operation *> handles;
   std::unordered_map<const ir::Operation *, int> handleOf;
   /// A `for`: the slot its index is stored in (when something reads it).

@@ -32,6 +32,9 @@ std::string arenaSymbol(const std::string &fn, int space);
 std::string handleSymbol(const std::string &fn, int n);
 /// The RuntimeContext.
 inline const char *const kContextSymbol = "mdl.ctx";
+/// The interrupt flag (an i32; backend/runtime/Interrupt.h), read at every
+/// loop back-edge.
+inline const char *const kInterruptSymbol = "mdl.interrupt";
 
 /// Emits function `f` of `m` (planned as `plan`) into `mod`. `hostMemory`
 /// is the plan's. Returns false with `error` set when some operation could

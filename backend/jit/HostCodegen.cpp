@@ -4,17 +4,19 @@
 // results; 0 means success, 1 that a diagnostic was reported).
 //
 // `if`, `for` and `while` become branches and loops with the index in a
-// register; segments on host-memory devices are compiled inline, fusions
-// become calls to their loop kernels (through the OpenMP runtime when
-// large), matrix products calls to the GEMM library; segments on other
-// devices, transfers to them and every other operation go through the
-// runtime (Runtime.h). Loop-carried values, `if` results and returned
+// register, each back-edge checking the interrupt flag (Ctrl-C in the REPL:
+// one load and a branch per iteration); segments on host-memory devices are
+// compiled inline, fusions become calls to their loop kernels (through the
+// OpenMP runtime when large), matrix products calls to the GEMM library;
+// segments on other devices, transfers to them and every other operation go
+// through the runtime (Runtime.h). Loop-carried values, `if` results and returned
 // values are copied where the buffer plan could not compute them in place.
 #include "backend/jit/Codegen.h"
 #include "backend/jit/Runtime.h"
 #include "stdlib/Registry.h"
 #include "backend/jit/BufferPlan.h"
 
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -383,6 +385,7 @@ private:
     if (!emitRegion(r, error))
       return false;
     yieldInto(op, *stdlib::terminatorOf(r));
+    checkInterrupt(op);
     i->addIncoming(b_.CreateAdd(i, b_.getInt64(1)), b_.GetInsertBlock());
     b_.CreateBr(header);
     b_.SetInsertPoint(exit);
@@ -406,9 +409,27 @@ private:
     if (!emitRegion(r, error))
       return false;
     yieldInto(op, *stdlib::terminatorOf(r));
+    checkInterrupt(op);
     b_.CreateBr(header);
     b_.SetInsertPoint(exit);
     return true;
+  }
+
+  /// At a loop's back-edge: one volatile load of the interrupt flag and a
+  /// branch; when it is set, the runtime reports E0409 at the loop and the
+  /// function returns 1.
+  void checkInterrupt(const Operation &loop) {
+    Value *flag = b_.CreateLoad(i32_, external(kInterruptSymbol), /*isVolatile=*/true);
+    auto *stop = llvm::BasicBlock::Create(c_, "interrupted", fn_);
+    auto *cont = llvm::BasicBlock::Create(c_, "continue", fn_);
+    b_.CreateCondBr(b_.CreateICmpNE(flag, b_.getInt32(0)), stop, cont,
+                    llvm::MDBuilder(c_).createBranchWeights(1, 1 << 20));
+    b_.SetInsertPoint(stop);
+    Value *rc = b_.CreateCall(runtime("mdl_rt_interrupted", i32_, {ptr_, ptr_}),
+                              {context(), handle(loop)});
+    check(rc);
+    b_.CreateBr(cont); // not reached: the runtime reports and returns 1
+    b_.SetInsertPoint(cont);
   }
 
   bool emitFusion(const Operation &op, std::string &error) {

@@ -32,7 +32,7 @@ using namespace ir;
 namespace {
 
 /// Changes whenever generated code changes meaning: part of every cache key.
-constexpr const char *kCodegenVersion = "mdl-jit-3";
+constexpr const char *kCodegenVersion = "mdl-jit-4"; // 3: interrupt checks at loop back-edges; 4: typed device copies
 
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t0) {
@@ -332,6 +332,11 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
   symbols["mdl_rt_strided_copy"] = reinterpret_cast<const void *>(&mdl_rt_strided_copy);
   symbols["mdl_rt_segment"] = reinterpret_cast<const void *>(&mdl_rt_segment);
   symbols["mdl_rt_print"] = reinterpret_cast<const void *>(&mdl_rt_print);
+  symbols["mdl_rt_interrupted"] = reinterpret_cast<const void *>(&mdl_rt_interrupted);
+  // Without a flag to watch (mdl run), loops read one that is never set.
+  static const int32_t neverInterrupted = 0;
+  symbols[kInterruptSymbol] =
+      opts.interrupt ? static_cast<const void *>(opts.interrupt) : &neverInterrupted;
   std::map<std::pair<int, int>, const void *> globalOn; // (global, space)
   for (size_t fi = 0; fi < m.functions.size(); ++fi) {
     const Function &f = *m.functions[fi];

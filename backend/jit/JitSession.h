@@ -18,6 +18,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -35,6 +36,9 @@ struct JitOptions {
   /// program's file and the diagnostic format (text or JSON lines).
   std::string sourceFile;
   bool jsonDiagnostics = false;
+  /// The flag that stops running code at the next loop iteration (E0409;
+  /// backend/runtime/Interrupt.h), or null when nothing will set it.
+  const std::atomic<int32_t> *interrupt = nullptr;
 };
 
 struct JitStats {
@@ -71,7 +75,7 @@ public:
 
 /// Changes whenever this interface or a type it names changes layout: the
 /// loader refuses a library built for another.
-constexpr int kJitInterfaceVersion = 3;
+constexpr int kJitInterfaceVersion = 4;
 
 /// The library's one export (C linkage): a session for `m` (partitioned,
 /// canonicalized and fused; it and `devices` must outlive the session),

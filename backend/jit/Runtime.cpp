@@ -7,6 +7,7 @@
 // compete for the cores (the trap BENCHMARKING.md describes) and no thread
 // spins for long on a shared machine.
 #include "backend/jit/Runtime.h"
+#include "backend/runtime/Interrupt.h"
 #include "backend/cpu/KernelSupport.h"
 #include "backend/jit/WorkerPool.h"
 
@@ -429,6 +430,11 @@ int32_t mdl_rt_segment(RuntimeContext *ctx, SegmentHandle *seg, void *const *ins
     return ctx->fail("E0405", at, rest);
   }
   return 0;
+}
+
+int32_t mdl_rt_interrupted(RuntimeContext *ctx, const mdl::ir::Operation *loop) {
+  mdl::backend::reportInterrupted(*ctx->diags, loop->loc);
+  return 1;
 }
 
 int32_t mdl_rt_print(RuntimeContext *ctx, const mdl::ir::Operation *op, void *const *values) {

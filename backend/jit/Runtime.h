@@ -116,6 +116,9 @@ void mdl_rt_strided_copy(const int64_t *desc, void *dst, const void *src);
 int32_t mdl_rt_segment(mdl::backend::jit::RuntimeContext *ctx,
                        mdl::backend::jit::SegmentHandle *seg, void *const *ins,
                        void *const *outs);
+/// Reports E0409 at `loop` (a `for` or `while` whose back-edge found the
+/// interrupt flag set) and returns 1.
+int32_t mdl_rt_interrupted(mdl::backend::jit::RuntimeContext *ctx, const mdl::ir::Operation *loop);
 /// `print` of the operation's operands (contiguous, in their spaces).
 int32_t mdl_rt_print(mdl::backend::jit::RuntimeContext *ctx, const mdl::ir::Operation *op,
                      void *const *values);

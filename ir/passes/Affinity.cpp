@@ -187,6 +187,16 @@ private:
 
   void nameInstances() {
     for (auto &[name, list] : instances_) {
+      if (opts_.stableNames) {
+        std::map<std::string, int> used;
+        for (Instance *I : list) {
+          std::string n = stableName(name, *I);
+          if (used[n]++) // the entry and a call with the same placement
+            n += "." + std::to_string(used[n]);
+          I->fn->name = n;
+        }
+        continue;
+      }
       if (list.size() == 1)
         continue;
       std::map<std::string, int> seen;
@@ -201,6 +211,23 @@ private:
       op->setAttr("callee", Attribute::symbol(I->fn->name));
     for (auto &[op, name, I] : fnRefs_)
       op->setAttr(name, Attribute::symbol(I->fn->name));
+  }
+
+  /// The name of an instance that says its placement: the plain name in
+  /// the default context with every argument on the default device (or
+  /// floating), else `f@CTX` and, for other argument devices,
+  /// `.args_D1_D2`.
+  std::string stableName(const std::string &name, const Instance &I) const {
+    bool plainArgs = true;
+    std::string args;
+    for (int d : I.argDev) {
+      plainArgs &= d < 0 || d == in_.defaultDevice();
+      args += "_" + (d >= 0 ? in_.devices[size_t(d)].name : std::string("floating"));
+    }
+    if (I.ctx < 0 && plainArgs)
+      return name;
+    return name + "@" + (I.ctx >= 0 ? devName(I.ctx) : std::string("default")) +
+           (plainArgs ? "" : ".args" + args);
   }
 
   // --- consumption checks ---

@@ -29,6 +29,11 @@ struct AffinityOptions {
   std::string entry = "main";
   bool strictPlacement = false;
   bool explain = false;
+  /// Names the instances of a function after their placement whenever it
+  /// is not the default one (`f@gpu0`, `f@default.args_gpu0`), even when
+  /// there is only one, so that a name always means the same code (see
+  /// SpecializeOptions::stableNames).
+  bool stableNames = false;
 };
 
 /// Returns the placed module, or null after reporting errors.

@@ -112,6 +112,7 @@ public:
   Specializer(const Module &in, DiagnosticEngine &diags) : in_(in), diags_(diags) {}
 
   std::unique_ptr<Module> run(const SpecializeOptions &opts) {
+    stableNames_ = opts.stableNames;
     out_ = std::make_unique<Module>();
     out_->devices = in_.devices;
     for (const Global &g : in_.globals) {
@@ -409,6 +410,12 @@ private:
     }
     for (const Function *g : generics) {
       auto &list = byGeneric[g];
+      if (stableNames_) {
+        for (Instance *I : list)
+          if (!g->symbols.empty() && !I->binding.empty())
+            I->fn->name = g->name + "." + stableSuffix(I->binding);
+        continue;
+      }
       if (list.size() == 1)
         continue;
       for (size_t i = 0; i < list.size(); ++i)
@@ -428,8 +435,18 @@ private:
     std::string caller;
   };
 
+  /// `N3`, `B1_N3_M2`: each symbol with its size (or the symbol it stays).
+  static std::string stableSuffix(const Binding &b) {
+    std::string s;
+    for (auto &[sym, d] : b)
+      s += (s.empty() ? "" : "_") + sym +
+           (d.isStatic() ? std::to_string(d.size) : d.isSymbol() ? d.sym : std::string("X"));
+    return s;
+  }
+
   const Module &in_;
   DiagnosticEngine &diags_;
+  bool stableNames_ = false;
   std::unique_ptr<Module> out_;
   std::map<std::string, std::unique_ptr<Instance>> memo_;
   std::vector<Instance *> order_;

@@ -24,6 +24,13 @@ struct SpecializeOptions {
   std::vector<std::string> entries;
   /// Argument types for the (single) entry; empty means as declared.
   std::vector<ir::TensorType> entryArgs;
+  /// Names every instance of a generic function after its binding
+  /// (`f.N3`, `dense.B1_N3_M2`) instead of numbering the instances of each
+  /// function in the order they are reached (`f`, or `f.1`, `f.2`): an
+  /// instance then has the same name, and the same code, whatever else the
+  /// program calls. The REPL asks for it so that the JIT's compile cache,
+  /// keyed by each function's text, finds instances compiled earlier.
+  bool stableNames = false;
 };
 
 /// Returns the specialized module, or null after reporting errors.

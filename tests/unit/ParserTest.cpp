@@ -1486,3 +1486,58 @@ TEST(ParserLargeLiterals, GeneratedSourceOfSeveralMegabytes) {
 }
 
 } // namespace
+
+// --- Statements (REPL inputs) --------------------------------------------------
+
+namespace {
+
+/// parseStatements of `text`: the dump of the body, or the first error.
+std::string statements(const std::string &text, ir::Location *firstLoc = nullptr) {
+  SourceManager sources;
+  const SourceBuffer *buf = sources.addBuffer("<repl:1>", text);
+  ir::DiagnosticEngine diags;
+  std::unique_ptr<FnItem> fn = parseStatements(*buf, diags);
+  diags.flush();
+  if (!fn) {
+    if (diags.all().empty())
+      return "<null without an error>";
+    if (firstLoc)
+      *firstLoc = diags.all()[0].loc;
+    return "error " + diags.all()[0].code + ": " + diags.all()[0].message;
+  }
+  EXPECT_TRUE(diags.all().empty());
+  EXPECT_TRUE(fn->name.name.empty());
+  EXPECT_TRUE(fn->params.empty());
+  return dump(fn->body);
+}
+
+} // namespace
+
+TEST(ParserReplStatements, RunsOfStatementsWithTheirLocations) {
+  EXPECT_EQ(statements("let x = 1\nx + 2"), "{(let x 1); (+ x 2)}");
+  EXPECT_EQ(statements("let a = 1; let b = a * 2"), "{(let a 1); (let b (* a 2))}");
+  EXPECT_EQ(statements(""), "{}");
+  EXPECT_EQ(statements("# a comment\n\n"), "{}");
+  // Layout rules as in a function body: `else` on the next line continues.
+  EXPECT_EQ(statements("if c { yield 1 }\nelse { yield 2 }"),
+            statements("if c { yield 1 } else { yield 2 }"));
+  SourceManager sources;
+  const SourceBuffer *buf = sources.addBuffer("<repl:2>", "let y =\n  [1.0, 2.0]");
+  ir::DiagnosticEngine diags;
+  std::unique_ptr<FnItem> fn = parseStatements(*buf, diags);
+  ASSERT_TRUE(fn);
+  auto &let = static_cast<const LetStmt &>(*fn->body.stmts.at(0));
+  EXPECT_EQ(let.value->loc.line, 2u);
+  EXPECT_EQ(let.value->loc.col, 3u);
+  EXPECT_EQ(let.value->loc.file, buf->fileId);
+}
+
+TEST(ParserReplStatements, ErrorsPointIntoTheInput) {
+  ir::Location loc;
+  EXPECT_EQ(statements("x +* 2", &loc).rfind("error E0001: expected an expression", 0), 0u);
+  EXPECT_EQ(loc.line, 1u);
+  EXPECT_EQ(loc.col, 4u);
+  // Items are not statements: an input is one or the other.
+  EXPECT_EQ(statements("let a = 1; fn g() { return 2 }").rfind("error E0001", 0), 0u);
+  EXPECT_EQ(statements("let (a, b = f(x)").rfind("error E0001", 0), 0u);
+}
