@@ -98,14 +98,15 @@ public:
       return error("slot %" + std::to_string(*v) + " is out of range");
     return int(*v);
   }
-  llvm::Expected<std::vector<int64_t>> intList() {
+  /// `[a, b, ...]` of items `item` reads.
+  template <typename T, typename Item> llvm::Expected<std::vector<T>> list(Item item) {
     if (auto err = expect("["))
       return err;
-    std::vector<int64_t> v;
+    std::vector<T> v;
     if (consume("]"))
       return v;
     do {
-      auto x = integer();
+      auto x = item();
       if (!x)
         return x.takeError();
       v.push_back(*x);
@@ -114,21 +115,11 @@ public:
       return err;
     return v;
   }
+  llvm::Expected<std::vector<int64_t>> intList() {
+    return list<int64_t>([this] { return integer(); });
+  }
   llvm::Expected<std::vector<double>> realList() {
-    if (auto err = expect("["))
-      return err;
-    std::vector<double> v;
-    if (consume("]"))
-      return v;
-    do {
-      auto x = real();
-      if (!x)
-        return x.takeError();
-      v.push_back(*x);
-    } while (consume(","));
-    if (auto err = expect("]"))
-      return err;
-    return v;
+    return list<double>([this] { return real(); });
   }
   llvm::Error error(const std::string &message) const {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),

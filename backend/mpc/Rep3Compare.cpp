@@ -73,16 +73,7 @@ Rep3Internals::andMany(const std::vector<const Shares *> &xs,
   auto r = reshare(std::move(z));
   if (!r)
     return r.takeError();
-  std::vector<Shares> out;
-  offset = 0;
-  for (const Shares *x : xs) {
-    Shares s;
-    s.a.assign(r->a.begin() + offset, r->a.begin() + offset + x->size());
-    s.b.assign(r->b.begin() + offset, r->b.begin() + offset + x->size());
-    offset += x->size();
-    out.push_back(std::move(s));
-  }
-  return out;
+  return splitShares(*r, xs);
 }
 
 llvm::Expected<Shares> Rep3Internals::andWords(const Shares &x,

@@ -126,5 +126,8 @@ Shares oneMinusBits(const Shares &bits, int party);
 Shares joinShares(const Shares &x, const Shares &y);
 /// Elements [from, from + count).
 Shares sliceShares(const Shares &x, size_t from, size_t count);
+/// `joined` cut back into pieces of the sizes of `parts`, in order (the
+/// results of one batched round).
+std::vector<Shares> splitShares(const Shares &joined, const std::vector<const Shares *> &parts);
 
 } // namespace mdl::backend::mpc

@@ -107,4 +107,14 @@ Shares sliceShares(const Shares &x, size_t from, size_t count) {
   return out;
 }
 
+std::vector<Shares> splitShares(const Shares &joined, const std::vector<const Shares *> &parts) {
+  std::vector<Shares> out;
+  size_t offset = 0;
+  for (const Shares *x : parts) {
+    out.push_back(sliceShares(joined, offset, x->size()));
+    offset += x->size();
+  }
+  return out;
+}
+
 } // namespace mdl::backend::mpc
