@@ -14,10 +14,6 @@ namespace mdl::backend::mpc {
 
 namespace {
 
-llvm::Error fail(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 std::string listToString(const std::vector<int64_t> &v) {
   return shapeToString(v);
 }
@@ -61,7 +57,7 @@ void stridedCopy(const Shape &outShape, const std::vector<int64_t> &strides,
 llvm::Expected<int64_t> normalizeAxis(int64_t axis, size_t rank) {
   int64_t r = int64_t(rank);
   if (axis < -r || axis >= r)
-    return fail("axis " + std::to_string(axis) + " is out of range for rank " +
+    return mpcError("axis " + std::to_string(axis) + " is out of range for rank " +
                 std::to_string(r));
   return axis < 0 ? axis + r : axis;
 }
@@ -73,7 +69,7 @@ llvm::Expected<Shape> broadcastShapes(const Shape &a, const Shape &b) {
     int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     if (da != db && da != 1 && db != 1)
-      return fail("shapes " + shapeToString(a) + " and " + shapeToString(b) +
+      return mpcError("shapes " + shapeToString(a) + " and " + shapeToString(b) +
                   " are not broadcastable");
     out[i] = da == 1 ? db : da;
   }
@@ -84,7 +80,7 @@ llvm::Expected<RingArray> broadcastTo(const RingArray &x, const Shape &shape) {
   if (x.shape == shape)
     return x;
   if (x.shape.size() > shape.size())
-    return fail("cannot broadcast " + shapeToString(x.shape) + " to " +
+    return mpcError("cannot broadcast " + shapeToString(x.shape) + " to " +
                 shapeToString(shape));
   size_t lead = shape.size() - x.shape.size();
   std::vector<int64_t> inStrides = stridesOf(x.shape);
@@ -92,13 +88,13 @@ llvm::Expected<RingArray> broadcastTo(const RingArray &x, const Shape &shape) {
   for (size_t i = 0; i < x.shape.size(); ++i) {
     int64_t d = x.shape[i];
     if (d != shape[lead + i] && d != 1)
-      return fail("cannot broadcast " + shapeToString(x.shape) + " to " +
+      return mpcError("cannot broadcast " + shapeToString(x.shape) + " to " +
                   shapeToString(shape));
     strides[lead + i] = d == 1 ? 0 : inStrides[i];
   }
   int64_t n = numElements(shape);
   if (n < 0)
-    return fail("shape " + shapeToString(shape) + " is too large");
+    return mpcError("shape " + shapeToString(shape) + " is too large");
   RingArray out{shape, std::vector<Ring>(size_t(n))};
   stridedCopy(shape, strides, 0, x.data.data(), out.data.data());
   return out;
@@ -117,7 +113,7 @@ llvm::Expected<RingArray> transpose(const RingArray &x,
     seen[p] = true;
   }
   if (!ok)
-    return fail("transpose permutation " + listToString(perm) +
+    return mpcError("transpose permutation " + listToString(perm) +
                 " is not a permutation of the axes of rank " +
                 std::to_string(rank));
   std::vector<int64_t> inStrides = stridesOf(x.shape);
@@ -138,7 +134,7 @@ llvm::Expected<RingArray> slice(const RingArray &x,
                                 const std::vector<int64_t> &steps) {
   size_t rank = x.shape.size();
   if (starts.size() != rank || stops.size() != rank || steps.size() != rank)
-    return fail("slice of rank " + std::to_string(rank) + " needs " +
+    return mpcError("slice of rank " + std::to_string(rank) + " needs " +
                 std::to_string(rank) + " starts, stops and steps, got " +
                 std::to_string(starts.size()) + ", " +
                 std::to_string(stops.size()) + " and " +
@@ -151,7 +147,7 @@ llvm::Expected<RingArray> slice(const RingArray &x,
     int64_t dim = x.shape[d];
     int64_t stop = std::min(stops[d], dim);
     if (steps[d] <= 0 || starts[d] < 0 || starts[d] > stop)
-      return fail("slice of axis " + std::to_string(d) + " (size " +
+      return mpcError("slice of axis " + std::to_string(d) + " (size " +
                   std::to_string(dim) + ") has start " +
                   std::to_string(starts[d]) + ", stop " +
                   std::to_string(stops[d]) + ", step " +
@@ -170,7 +166,7 @@ llvm::Expected<RingArray> slice(const RingArray &x,
 llvm::Expected<RingArray> concat(const std::vector<const RingArray *> &parts,
                                  int64_t axis) {
   if (parts.empty())
-    return fail("concat needs at least one operand");
+    return mpcError("concat needs at least one operand");
   const Shape &first = parts[0]->shape;
   auto ax = normalizeAxis(axis, first.size());
   if (!ax)
@@ -182,7 +178,7 @@ llvm::Expected<RingArray> concat(const std::vector<const RingArray *> &parts,
     for (size_t d = 0; same && d < first.size(); ++d)
       same = int64_t(d) == *ax || p->shape[d] == first[d];
     if (!same)
-      return fail("concat along axis " + std::to_string(*ax) + ": shape " +
+      return mpcError("concat along axis " + std::to_string(*ax) + ": shape " +
                   shapeToString(p->shape) + " does not match " +
                   shapeToString(first));
     outShape[*ax] += p->shape[*ax];
@@ -213,7 +209,7 @@ llvm::Expected<RingArray> gather(const RingArray &x,
   if (!ax)
     return ax.takeError();
   if (numElements(indexShape) != int64_t(indices.size()))
-    return fail("gather: index shape " + shapeToString(indexShape) + " holds " +
+    return mpcError("gather: index shape " + shapeToString(indexShape) + " holds " +
                 std::to_string(numElements(indexShape)) + " indices, got " +
                 std::to_string(indices.size()));
   int64_t dim = x.shape[*ax];
@@ -226,7 +222,7 @@ llvm::Expected<RingArray> gather(const RingArray &x,
   for (size_t i = 0; i < indices.size(); ++i) {
     int64_t k = indices[i];
     if (k < -dim || k >= dim)
-      return fail("gather: index " + std::to_string(k) +
+      return mpcError("gather: index " + std::to_string(k) +
                   " is out of range for axis " + std::to_string(*ax) +
                   " of size " + std::to_string(dim));
     rows[i] = k < 0 ? k + dim : k;
@@ -255,7 +251,7 @@ reduceSum(const RingArray &x, const std::vector<int64_t> &axes, bool keepDims) {
     if (!ax)
       return ax.takeError();
     if (reduced[*ax])
-      return fail("axis " + std::to_string(a) + " is reduced twice");
+      return mpcError("axis " + std::to_string(a) + " is reduced twice");
     reduced[*ax] = true;
   }
   Shape keptShape(rank); // the result with size-1 reduced dimensions

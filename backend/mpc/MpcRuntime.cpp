@@ -38,10 +38,6 @@ namespace {
 using Memory = std::map<uintptr_t, SharedTensor>;
 using Job = std::function<llvm::Error(Rep3Engine &engine, Memory &memory)>;
 
-llvm::Error fail(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 /// The parties of this process, each with its engine and memory, running
 /// jobs together: three threads, or this thread as one party of three.
 class LocalParties {
@@ -97,7 +93,7 @@ public:
         why += (why.empty() ? "" : "; ") + s.error;
         s.error.clear();
       }
-    return why.empty() ? llvm::Error::success() : fail(why);
+    return why.empty() ? llvm::Error::success() : mpcError(why);
   }
 
   bool threadMode() const { return !threads_.empty(); }
@@ -255,7 +251,7 @@ llvm::Expected<int> agreeOwner(Rep3Engine &engine, bool held) {
   for (int i = 0; i < kNumParties; ++i)
     if (holds[i])
       return i;
-  return fail("no party holds a value that enters the mpc device (give each entry argument "
+  return mpcError("no party holds a value that enters the mpc device (give each entry argument "
               "with --input in exactly one party)");
 }
 
@@ -412,7 +408,7 @@ int copyOutMpc(mdl_device *d, void *dst, const mdl_buffer *src) {
   llvm::Error e = d->parties->all([&](Rep3Engine &engine, Memory &m) -> llvm::Error {
     auto it = m.find(at);
     if (it == m.end())
-      return fail("reading a value the device does not hold");
+      return mpcError("reading a value the device does not hold");
     auto v = engine.reveal(it->second);
     if (!v)
       return v.takeError();
@@ -433,7 +429,7 @@ int copyMpc(mdl_device *d, const mdl_buffer *dst, const mdl_buffer *src) {
   llvm::Error e = d->parties->all([&](Rep3Engine &, Memory &m) -> llvm::Error {
     auto it = m.find(from);
     if (it == m.end())
-      return fail("copying a value the device does not hold");
+      return mpcError("copying a value the device does not hold");
     m[to] = it->second;
     return llvm::Error::success();
   });
@@ -456,14 +452,14 @@ int runMpc(mdl_device *d, mdl_program *prog, const mdl_buffer *in, uint32_t nIn,
     for (uint32_t i = 0; i < nIn; ++i) {
       auto it = m.find(uintptr_t(in[i].data));
       if (it == m.end())
-        return fail("a segment input the device does not hold");
+        return mpcError("a segment input the device does not hold");
       inputs.push_back(it->second);
     }
     auto r = runProgramShared(engine, program, std::move(inputs));
     if (!r)
       return r.takeError();
     if (r->size() != nOut)
-      return fail("the segment has " + std::to_string(r->size()) + " outputs, the caller " +
+      return mpcError("the segment has " + std::to_string(r->size()) + " outputs, the caller " +
                   std::to_string(nOut));
     for (uint32_t i = 0; i < nOut; ++i)
       m[uintptr_t(out[i].data)] = std::move((*r)[i].shared);

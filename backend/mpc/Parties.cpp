@@ -15,10 +15,6 @@ namespace mdl::backend::mpc {
 
 namespace {
 
-llvm::Error fail(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 // Prefixes "party I: " unless the message already starts with it.
 std::string partyMessage(int party, llvm::Error err) {
   std::string msg = llvm::toString(std::move(err));
@@ -40,9 +36,9 @@ llvm::Error runOnChannel(Channel &channel, const Rep3Options &options,
   try {
     err = fn(**engine);
   } catch (const std::bad_alloc &) {
-    err = fail("out of memory");
+    err = mpcError("out of memory");
   } catch (const std::exception &e) {
-    err = fail(std::string("unexpected exception: ") + e.what());
+    err = mpcError(std::string("unexpected exception: ") + e.what());
   }
   if (stats)
     *stats = (*engine)->stats();
@@ -78,10 +74,10 @@ llvm::Error runOnChannels(const std::vector<Channel *> &channels,
                           const Rep3Options &options, const PartyFn &fn,
                           std::vector<OpStatsTable> *stats) {
   if (channels.size() != size_t(kNumParties))
-    return fail("expected 3 channels, got " + std::to_string(channels.size()));
+    return mpcError("expected 3 channels, got " + std::to_string(channels.size()));
   for (int i = 0; i < kNumParties; ++i)
     if (!channels[i] || channels[i]->party() != i)
-      return fail("channel " + std::to_string(i) + " is not party " +
+      return mpcError("channel " + std::to_string(i) + " is not party " +
                   std::to_string(i) + "'s");
   keepFreedMemory();
   Rep3Options opts = options;
@@ -105,7 +101,7 @@ llvm::Error runOnChannels(const std::vector<Channel *> &channels,
   for (const std::string &e : errors)
     if (!e.empty())
       all += (all.empty() ? "" : "\n") + e;
-  return all.empty() ? llvm::Error::success() : fail(all);
+  return all.empty() ? llvm::Error::success() : mpcError(all);
 }
 
 llvm::Expected<std::vector<PeerAddress>> parsePeers(const std::string &text) {
@@ -120,13 +116,13 @@ llvm::Expected<std::vector<PeerAddress>> parsePeers(const std::string &text) {
       size_t close = item.find(']');
       if (close == std::string::npos || close + 1 >= item.size() ||
           item[close + 1] != ':')
-        return fail("peer '" + item + "' is not [IPV6]:PORT");
+        return mpcError("peer '" + item + "' is not [IPV6]:PORT");
       host = item.substr(1, close - 1);
       port = item.substr(close + 2);
     } else {
       size_t colon = item.rfind(':');
       if (colon == std::string::npos)
-        return fail("peer '" + item + "' is not HOST:PORT");
+        return mpcError("peer '" + item + "' is not HOST:PORT");
       host = item.substr(0, colon);
       port = item.substr(colon + 1);
     }
@@ -135,7 +131,7 @@ llvm::Expected<std::vector<PeerAddress>> parsePeers(const std::string &text) {
                               [](char c) { return c >= '0' && c <= '9'; });
     if (host.empty() || !digits || std::stoul(port) == 0 ||
         std::stoul(port) > 65535)
-      return fail("peer '" + item +
+      return mpcError("peer '" + item +
                   "' needs a host and a port from 1 to 65535");
     peers.push_back({host, uint16_t(std::stoul(port))});
     if (comma == std::string::npos)
@@ -143,7 +139,7 @@ llvm::Expected<std::vector<PeerAddress>> parsePeers(const std::string &text) {
     pos = comma + 1;
   }
   if (peers.size() != size_t(kNumParties))
-    return fail("expected 3 peers H0:P0,H1:P1,H2:P2, got " +
+    return mpcError("expected 3 peers H0:P0,H1:P1,H2:P2, got " +
                 std::to_string(peers.size()) + " in '" + text + "'");
   return peers;
 }
@@ -151,7 +147,7 @@ llvm::Expected<std::vector<PeerAddress>> parsePeers(const std::string &text) {
 llvm::Error runParty(const PartyConfig &config, const Rep3Options &options,
                      const PartyFn &fn, OpStatsTable *stats) {
   if (config.party < 0 || config.party >= kNumParties)
-    return fail("--mpc-party " + std::to_string(config.party) +
+    return mpcError("--mpc-party " + std::to_string(config.party) +
                 " is not 0, 1 or 2");
   keepFreedMemory();
   TlsConfig tls;
@@ -168,7 +164,7 @@ llvm::Error runParty(const PartyConfig &config, const Rep3Options &options,
   if (!channel)
     return channel.takeError();
   if (llvm::Error err = runOnChannel(**channel, options, fn, stats))
-    return fail(partyMessage(config.party, std::move(err)));
+    return mpcError(partyMessage(config.party, std::move(err)));
   return llvm::Error::success();
 }
 

@@ -14,10 +14,6 @@ namespace mdl::backend::mpc {
 
 namespace {
 
-llvm::Error fail(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 using K = ProgramOpKind;
 
 } // namespace
@@ -192,7 +188,7 @@ llvm::Error verifyProgram(const Program &p) {
   std::string all = "invalid protocol program:";
   for (const std::string &pr : problems)
     all += "\n  " + pr;
-  return fail(all);
+  return mpcError(all);
 }
 
 } // namespace mdl::backend::mpc

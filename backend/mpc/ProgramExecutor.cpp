@@ -16,10 +16,6 @@ namespace {
 
 using K = ProgramOpKind;
 
-llvm::Error fail(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 // The message of `err` without a leading "party I: " (the caller's own
 // prefix names the party once).
 std::string messageOf(llvm::Error err, int party) {
@@ -42,7 +38,7 @@ const std::vector<int64_t> &intsAttr(const Instruction &ins, const char *name) {
 llvm::Expected<double> floatAttr(const Instruction &ins, const char *name) {
   const ProgramAttr *a = ins.attr(name);
   if (!a || a->floats.size() != 1)
-    return fail(std::string("attribute '") + name + "' must hold one real");
+    return mpcError(std::string("attribute '") + name + "' must hold one real");
   return a->floats[0];
 }
 
@@ -51,7 +47,7 @@ llvm::Expected<PlainTensor> tensorAttr(const Instruction &ins) {
   PlainTensor t{intsAttr(ins, "value_shape"),
                 v ? v->floats : std::vector<double>()};
   if (numElements(t.shape) != int64_t(t.values.size()))
-    return fail("value of shape " + shapeToString(t.shape) + " has " +
+    return mpcError("value of shape " + shapeToString(t.shape) + " has " +
                 std::to_string(t.values.size()) + " numbers");
   return t;
 }
@@ -183,7 +179,7 @@ step(Rep3Engine &e, const Instruction &ins,
   case K::Broadcast:
     return e.broadcastTo(op(0), ins.shape);
   }
-  return fail("unknown operation");
+  return mpcError("unknown operation");
 }
 
 } // namespace
@@ -203,7 +199,7 @@ runProgram(Rep3Engine &engine, const Program &program,
   try {
     return runVerified(engine, program, inputValues, nullptr);
   } catch (const std::bad_alloc &) {
-    return fail("out of memory running the protocol program");
+    return mpcError("out of memory running the protocol program");
   }
 }
 
@@ -213,7 +209,7 @@ runProgramShared(Rep3Engine &engine, const Program &program,
   try {
     return runVerified(engine, program, {}, &inputs);
   } catch (const std::bad_alloc &) {
-    return fail("out of memory running the protocol program");
+    return mpcError("out of memory running the protocol program");
   }
 }
 
@@ -226,7 +222,7 @@ runVerified(Rep3Engine &engine, const Program &program,
     return err;
   size_t given = sharedInputs ? sharedInputs->size() : inputValues.size();
   if (given != program.inputs.size())
-    return fail("the program has " + std::to_string(program.inputs.size()) +
+    return mpcError("the program has " + std::to_string(program.inputs.size()) +
                 " inputs, got " + std::to_string(given) + " values");
   std::vector<std::optional<SharedTensor>> slots(program.numSlots);
   // Last instruction reading each slot; outputs are kept to the end.
@@ -242,7 +238,7 @@ runVerified(Rep3Engine &engine, const Program &program,
     const ProgramInput &in = program.inputs[i];
     SharedTensor &x = (*sharedInputs)[i];
     if (x.shape != in.shape || x.encoding != in.encoding)
-      return fail("input " + std::to_string(i) + " is " + shapeToString(x.shape) +
+      return mpcError("input " + std::to_string(i) + " is " + shapeToString(x.shape) +
                   ", the program declares " + shapeToString(in.shape));
     slots[in.slot] = std::move(x);
   }
@@ -252,7 +248,7 @@ runVerified(Rep3Engine &engine, const Program &program,
                           engine.party() == in.owner ? inputValues[i] : nullptr,
                           in.shape, in.encoding);
     if (!x)
-      return fail("input " + std::to_string(i) + ": " +
+      return mpcError("input " + std::to_string(i) + ": " +
                   messageOf(x.takeError(), engine.party()));
     slots[in.slot] = std::move(*x);
   }
@@ -265,9 +261,9 @@ runVerified(Rep3Engine &engine, const Program &program,
                            " = " + programOpInfo(ins.op).name + ")";
     auto r = step(engine, ins, slots);
     if (!r)
-      return fail(where + ": " + messageOf(r.takeError(), engine.party()));
+      return mpcError(where + ": " + messageOf(r.takeError(), engine.party()));
     if (r->shape != ins.shape)
-      return fail(where + ": result has shape " + shapeToString(r->shape) +
+      return mpcError(where + ": result has shape " + shapeToString(r->shape) +
                   ", the program declares " + shapeToString(ins.shape));
     slots[ins.result] = std::move(*r);
     for (int s : ins.operands)

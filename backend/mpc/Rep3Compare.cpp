@@ -191,21 +191,6 @@ llvm::Expected<Shares> Rep3Internals::bitInjectMsb(const Shares &words) {
 // --- Engine operations
 // ---------------------------------------------------------------------------
 
-namespace {
-
-llvm::Error alignForCompare(const SharedTensor &x, const SharedTensor &y,
-                            int fracBits, SharedTensor &xo, SharedTensor &yo) {
-  if (auto err = broadcastPair(x, y, xo, yo))
-    return err;
-  if (xo.encoding != yo.encoding) {
-    xo = toFixed(xo, fracBits);
-    yo = toFixed(yo, fracBits);
-  }
-  return llvm::Error::success();
-}
-
-} // namespace
-
 llvm::Expected<SharedTensor> Rep3Engine::msb(const SharedTensor &x) {
   OpScope scope(*this, "msb");
   Rep3Internals in(*this);
@@ -222,7 +207,7 @@ llvm::Expected<SharedTensor> Rep3Engine::compare(CompareKind kind,
   OpScope scope(*this, names[int(kind)]);
   Rep3Internals in(*this);
   SharedTensor xo, yo;
-  if (auto err = alignForCompare(x, y, options_.fracBits, xo, yo))
+  if (auto err = alignOperands(x, y, options_.fracBits, xo, yo))
     return err;
   Shares xMinusY = subShares(xo.s, yo.s);
   Shares yMinusX = subShares(yo.s, xo.s);
@@ -268,7 +253,7 @@ llvm::Expected<SharedTensor> Rep3Engine::select(const SharedTensor &cond,
         "select needs a condition of secret bits (an integer tensor), got a "
         "fixed-point one");
   SharedTensor xo, yo;
-  if (auto err = alignForCompare(x, y, options_.fracBits, xo, yo))
+  if (auto err = alignOperands(x, y, options_.fracBits, xo, yo))
     return err;
   auto shape = broadcastShapes(cond.shape, xo.shape);
   if (!shape)
@@ -337,7 +322,7 @@ llvm::Expected<SharedTensor> Rep3Engine::max(const SharedTensor &x,
   OpScope scope(*this, "max");
   Rep3Internals in(*this);
   SharedTensor xo, yo;
-  if (auto err = alignForCompare(x, y, options_.fracBits, xo, yo))
+  if (auto err = alignOperands(x, y, options_.fracBits, xo, yo))
     return err;
   auto r = pickExtreme(in, xo.s, yo.s, true);
   if (!r)
@@ -350,7 +335,7 @@ llvm::Expected<SharedTensor> Rep3Engine::min(const SharedTensor &x,
   OpScope scope(*this, "min");
   Rep3Internals in(*this);
   SharedTensor xo, yo;
-  if (auto err = alignForCompare(x, y, options_.fracBits, xo, yo))
+  if (auto err = alignOperands(x, y, options_.fracBits, xo, yo))
     return err;
   auto r = pickExtreme(in, xo.s, yo.s, false);
   if (!r)

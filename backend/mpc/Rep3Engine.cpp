@@ -21,10 +21,6 @@
 
 namespace mdl::backend::mpc {
 
-llvm::Error mpcError(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 namespace {
 
 constexpr char kMagic[8] = {'M', 'D', 'L', 'R', 'E', 'P', '3', '\0'};
@@ -351,10 +347,8 @@ Rep3Engine::revealRing(const SharedTensor &x) {
 // --- Linear operations
 // -----------------------------------------------------------------------
 
-namespace {
-// Brings x and y to one shape and one encoding.
-llvm::Error alignOperands(const SharedTensor &x, const SharedTensor &y,
-                          int fracBits, SharedTensor &xo, SharedTensor &yo) {
+llvm::Error alignOperands(const SharedTensor &x, const SharedTensor &y, int fracBits,
+                          SharedTensor &xo, SharedTensor &yo) {
   if (auto err = broadcastPair(x, y, xo, yo))
     return err;
   if (xo.encoding != yo.encoding) {
@@ -364,6 +358,7 @@ llvm::Error alignOperands(const SharedTensor &x, const SharedTensor &y,
   return llvm::Error::success();
 }
 
+namespace {
 bool allIntegral(const std::vector<double> &v) {
   for (double d : v)
     if (!(std::isfinite(d) && d == std::nearbyint(d) && std::fabs(d) < 9.0e15))

@@ -94,9 +94,6 @@ public:
   Rep3Engine &e;
 };
 
-/// `message` as an llvm::Error.
-llvm::Error mpcError(const std::string &message);
-
 /// The ring encoding of public values for a tensor of `encoding`.
 std::vector<Ring> encodeValues(const std::vector<double> &values,
                                EncodingKind encoding, int fracBits);
@@ -109,6 +106,10 @@ llvm::Error broadcastPair(const SharedTensor &x, const SharedTensor &y,
 llvm::Expected<SharedTensor> broadcastShared(const SharedTensor &x,
                                              const Shape &shape);
 
+/// x and y brought to one shape (broadcast) and one encoding (fixed point
+/// when they differ), for elementwise operations and comparisons.
+llvm::Error alignOperands(const SharedTensor &x, const SharedTensor &y, int fracBits,
+                          SharedTensor &xo, SharedTensor &yo);
 /// Integer shares scaled to fixed point (x * 2^f), others unchanged.
 SharedTensor toFixed(const SharedTensor &x, int fracBits);
 

@@ -5,6 +5,10 @@
 
 namespace mdl::backend::mpc {
 
+llvm::Error mpcError(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
 int64_t numElements(const Shape &shape) {
   int64_t n = 1;
   for (int64_t d : shape) {

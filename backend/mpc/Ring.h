@@ -8,12 +8,18 @@
 // vectors of non-negative dimensions, as everywhere in mdl.
 #pragma once
 
+#include <llvm/Support/Error.h>
+
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace mdl::backend::mpc {
+
+/// An error of the mpc device with `message` (every part of backend/mpc
+/// reports its failures this way).
+llvm::Error mpcError(const std::string &message);
 
 /// One element of Z_2^64.
 using Ring = uint64_t;
