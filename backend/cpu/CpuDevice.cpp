@@ -110,14 +110,9 @@ bool runKernelProgram(const mdl_artifact &artifact, const mdl_buffer *inputs, ui
             " and " + std::to_string(nOut);
     return false;
   }
-  auto typeOf = [](const mdl_buffer &b) {
-    return TensorType::of(dtypeOfAbi(b.dtype), std::vector<int64_t>(b.shape, b.shape + b.rank));
-  };
   std::vector<Tensor> vals(p.nSlots);
-  for (uint32_t i = 0; i < nIn; ++i) {
-    TensorType t = typeOf(inputs[i]);
-    vals[i] = Tensor(t, std::make_shared<Buffer>(inputs[i].data, size_t(t.byteSize()), nullptr));
-  }
+  for (uint32_t i = 0; i < nIn; ++i)
+    vals[i] = hostTensor(inputs[i], inputs[i].data);
   for (auto &[sl, t] : p.constants)
     vals[size_t(sl)] = t;
   for (size_t k = 0; k < p.steps.size(); ++k) {
@@ -166,12 +161,7 @@ void *allocCpu(mdl_device *, uint64_t bytes) {
 
 void releaseCpu(mdl_device *, void *p) { std::free(p); }
 
-uint64_t bytesOf(const mdl_buffer &b) {
-  uint64_t n = ir::dtypeSize(dtypeOfAbi(b.dtype));
-  for (int32_t i = 0; i < b.rank; ++i)
-    n *= uint64_t(b.shape[i]);
-  return n;
-}
+uint64_t bytesOf(const mdl_buffer &b) { return uint64_t(bufferType(b).byteSize()); }
 
 int copyInCpu(mdl_device *d, const mdl_buffer *dst, const void *src) {
   if (!src) {

@@ -317,10 +317,7 @@ mdl_buffer typedBuffer(void *p, const int64_t *type) {
 }
 
 int64_t byteSizeOf(const int64_t *type) {
-  int64_t n = int64_t(mdl::ir::dtypeSize(mdl::backend::dtypeOfAbi(int32_t(type[0]))));
-  for (int64_t i = 0; i < type[1]; ++i)
-    n *= type[2 + i];
-  return n;
+  return mdl::backend::bufferType(typedBuffer(nullptr, type)).byteSize();
 }
 } // namespace
 

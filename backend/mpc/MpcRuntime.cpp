@@ -18,7 +18,7 @@
 #include "backend/mpc/MpcArtifact.h"
 #include "backend/mpc/Parties.h"
 #include "backend/mpc/TlsChannel.h"
-#include "ir/Half.h"
+#include "backend/runtime/Tensor.h"
 
 #include <nlohmann/json.hpp>
 
@@ -185,55 +185,26 @@ private:
   bool stopping_ = false;
 };
 
-ir::DType dtypeOf(const mdl_buffer &b) { return dtypeOfAbi(b.dtype); }
-
 Shape shapeOf(const mdl_buffer &b) { return Shape(b.shape, b.shape + b.rank); }
 
 EncodingKind encodingOf(const mdl_buffer &b) {
-  return ir::isFloat(dtypeOf(b)) ? EncodingKind::Fixed : EncodingKind::Integer;
+  return ir::isFloat(dtypeOfAbi(b.dtype)) ? EncodingKind::Fixed : EncodingKind::Integer;
 }
 
 /// A host tensor's values as doubles.
 PlainTensor plainOf(const mdl_buffer &b, const void *data) {
-  PlainTensor t{shapeOf(b), {}};
-  int64_t n = numElements(t.shape);
-  t.values.resize(size_t(n));
-  const char *p = static_cast<const char *>(data);
-  for (int64_t i = 0; i < n; ++i) {
-    double v = 0;
-    switch (dtypeOf(b)) {
-    case ir::DType::Bool: v = p[i] != 0; break;
-    case ir::DType::I8: v = reinterpret_cast<const int8_t *>(p)[i]; break;
-    case ir::DType::U8: v = reinterpret_cast<const uint8_t *>(p)[i]; break;
-    case ir::DType::I32: v = reinterpret_cast<const int32_t *>(p)[i]; break;
-    case ir::DType::I64: v = double(reinterpret_cast<const int64_t *>(p)[i]); break;
-    case ir::DType::F16: v = ir::halfToFloat(reinterpret_cast<const uint16_t *>(p)[i]); break;
-    case ir::DType::BF16: v = ir::bf16ToFloat(reinterpret_cast<const uint16_t *>(p)[i]); break;
-    case ir::DType::F32: v = reinterpret_cast<const float *>(p)[i]; break;
-    case ir::DType::F64: v = reinterpret_cast<const double *>(p)[i]; break;
-    }
-    t.values[size_t(i)] = v;
-  }
+  Tensor host = hostTensor(b, data);
+  PlainTensor t{shapeOf(b), std::vector<double>(size_t(host.numElements()))};
+  for (int64_t i = 0; i < host.numElements(); ++i)
+    t.values[size_t(i)] = host.getDouble(i);
   return t;
 }
 
 /// Stores revealed values into a host tensor of `b`'s type.
 void storePlain(const PlainTensor &t, const mdl_buffer &b, void *data) {
-  char *p = static_cast<char *>(data);
-  for (size_t i = 0; i < t.values.size(); ++i) {
-    double v = t.values[i];
-    switch (dtypeOf(b)) {
-    case ir::DType::Bool: p[i] = v != 0; break;
-    case ir::DType::I8: reinterpret_cast<int8_t *>(p)[i] = int8_t(std::llround(v)); break;
-    case ir::DType::U8: reinterpret_cast<uint8_t *>(p)[i] = uint8_t(std::llround(v)); break;
-    case ir::DType::I32: reinterpret_cast<int32_t *>(p)[i] = int32_t(std::llround(v)); break;
-    case ir::DType::I64: reinterpret_cast<int64_t *>(p)[i] = std::llround(v); break;
-    case ir::DType::F16: reinterpret_cast<uint16_t *>(p)[i] = ir::floatToHalf(float(v)); break;
-    case ir::DType::BF16: reinterpret_cast<uint16_t *>(p)[i] = ir::floatToBf16(float(v)); break;
-    case ir::DType::F32: reinterpret_cast<float *>(p)[i] = float(v); break;
-    case ir::DType::F64: reinterpret_cast<double *>(p)[i] = v; break;
-    }
-  }
+  Tensor host = hostTensor(b, data);
+  for (size_t i = 0; i < t.values.size(); ++i)
+    host.setDouble(int64_t(i), t.values[i]);
 }
 
 /// In a run of several processes: the party that holds a value entering

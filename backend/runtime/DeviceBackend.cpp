@@ -58,6 +58,16 @@ void BufferList::add(void *data, const ir::TensorType &type) {
 mdl_dtype abiDType(ir::DType t) { return static_cast<mdl_dtype>(static_cast<int>(t)); }
 ir::DType dtypeOfAbi(int32_t code) { return static_cast<ir::DType>(code); }
 
+ir::TensorType bufferType(const mdl_buffer &b) {
+  return ir::TensorType::of(dtypeOfAbi(b.dtype), std::vector<int64_t>(b.shape, b.shape + b.rank));
+}
+
+Tensor hostTensor(const mdl_buffer &b, const void *data) {
+  ir::TensorType t = bufferType(b);
+  size_t bytes = size_t(t.byteSize());
+  return Tensor(std::move(t), std::make_shared<Buffer>(const_cast<void *>(data), bytes, nullptr));
+}
+
 ir::Location deviceErrorLocation(const std::string &msg, const ir::Location &fallback,
                                  std::string &rest) {
   unsigned line = 0, col = 0;

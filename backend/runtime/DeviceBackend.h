@@ -95,6 +95,13 @@ struct BufferList {
 mdl_dtype abiDType(ir::DType t);
 ir::DType dtypeOfAbi(int32_t code);
 
+/// A buffer's element type and shape (its byteSize() is the bytes of a
+/// contiguous copy).
+ir::TensorType bufferType(const mdl_buffer &b);
+/// A tensor of `b`'s type over the host memory at `data`, which it does not
+/// own (a runtime's view of a host-side copy, or of its own host memory).
+Tensor hostTensor(const mdl_buffer &b, const void *data);
+
 /// Where a runtime's error message "LINE:COL: message" points: `fallback`
 /// with that line and column (or `fallback` itself when the message has
 /// none); `rest` receives the message without the prefix.

@@ -39,12 +39,7 @@ void scramble(void *p, uint64_t n) {
     b[i] ^= 0x5A;
 }
 
-uint64_t bytesOf(const mdl_buffer &b) {
-  uint64_t n = ir::dtypeSize(backend::dtypeOfAbi(b.dtype));
-  for (int32_t i = 0; i < b.rank; ++i)
-    n *= uint64_t(b.shape[i]);
-  return n;
-}
+uint64_t bytesOf(const mdl_buffer &b) { return uint64_t(backend::bufferType(b).byteSize()); }
 
 // --- run-time half: the C ABI ---------------------------------------------
 
