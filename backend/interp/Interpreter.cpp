@@ -18,11 +18,7 @@ Interpreter::Interpreter(const Module &m, DiagnosticEngine &diags, std::ostream 
                          DeviceSet *devices)
     : m_(m), diags_(diags), out_(out), devices_(devices) {}
 
-Interpreter::~Interpreter() {
-  for (auto &[op, seg] : prepared_)
-    if (seg.program)
-      seg.runtime->iface->unload(seg.runtime->dev, seg.program);
-}
+Interpreter::~Interpreter() = default;
 
 bool Interpreter::fail(const std::string &code, const Location &loc, const std::string &msg) {
   diags_.error(code, loc, msg);
@@ -246,22 +242,12 @@ bool Interpreter::runSegment(const Operation &op, const std::vector<Tensor> &in,
     return runRegion(*op.regions[0], frame, out);
   }
   DeviceRuntime &rt = devices_->runtime(op.device);
-  Prepared &seg = prepared_[&op];
-  if (!seg.program) {
-    // The device's compile-time half makes the artifact its runtime runs.
-    std::string error;
-    seg.runtime = &rt;
-    seg.artifact = rt.backend->compile(op, error);
-    if (seg.artifact) {
-      mdl_artifact a = seg.artifact->view();
-      seg.program = rt.iface->load(rt.dev, &a);
-      if (!seg.program)
-        error = rt.iface->last_error(rt.dev);
-    }
-    if (!seg.program)
-      return fail("E0403", op.loc, "device '" + m_.devices[size_t(op.device)].name +
-                                       "' cannot run this segment: " + error);
-  }
+  LoadedSegment &seg = prepared_[&op];
+  std::string error;
+  // The device's compile-time half makes the artifact its runtime runs.
+  if (!seg.loaded() && !seg.load(rt, op, error))
+    return fail("E0403", op.loc, "device '" + m_.devices[size_t(op.device)].name +
+                                     "' cannot run this segment: " + error);
   const Operation *y = stdlib::terminatorOf(*op.regions[0]);
   out.clear();
   BufferList inputs, outputs;
@@ -274,13 +260,7 @@ bool Interpreter::runSegment(const Operation &op, const std::vector<Tensor> &in,
     outputs.add(t.raw(), t.type());
     out.push_back(t);
   }
-  if (rt.iface->run(rt.dev, seg.program, inputs.buffers.data(), uint32_t(inputs.buffers.size()),
-                    outputs.buffers.data(), uint32_t(outputs.buffers.size())) != 0) {
-    std::string rest;
-    Location at = deviceErrorLocation(rt.iface->last_error(rt.dev), op.loc, rest);
-    return fail("E0405", at, rest);
-  }
-  return true;
+  return seg.run(inputs, outputs, op.loc, diags_);
 }
 
 bool Interpreter::runOp(const Operation &op, Frame &frame) {

@@ -80,12 +80,7 @@ private:
   std::vector<Tensor> globals_;
   std::map<std::pair<int, int>, Tensor> globalOnDevice_;
   /// A segment compiled by its device's compile-time half and loaded on it.
-  struct Prepared {
-    DeviceRuntime *runtime = nullptr;
-    std::unique_ptr<Artifact> artifact;
-    mdl_program *program = nullptr;
-  };
-  std::unordered_map<const ir::Operation *, Prepared> prepared_;
+  std::unordered_map<const ir::Operation *, LoadedSegment> prepared_;
   /// Per region: the values to release after each of its operations.
   std::unordered_map<const ir::Region *, std::vector<std::vector<const ir::Value *>>> deadAfter_;
   bool globalsLoaded_ = false;

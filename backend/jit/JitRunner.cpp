@@ -116,14 +116,7 @@ struct JitRunner::Impl {
                : -1;
   }
 
-  void releaseSegments() {
-    for (auto &s : segments)
-      if (s->program) {
-        DeviceRuntime &rt = devices.runtime(s->device);
-        rt.iface->unload(rt.dev, s->program);
-      }
-    segments.clear();
-  }
+  void releaseSegments() { segments.clear(); } // unloads them
 
   bool compile();
   bool load(const std::vector<Tensor> &globalValues);
@@ -359,7 +352,6 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
       if (op->kind == OpKind::Segment) {
         auto h = std::make_unique<SegmentHandle>();
         h->op = op;
-        h->device = op->device;
         DeviceRuntime &rt = devices.runtime(op->device);
         // The device compiles its segment (without the JIT's fusions) and
         // loads it; the generated code runs it through mdl_rt_segment.
@@ -368,14 +360,7 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
         h->source = std::make_unique<Operation>(OpKind::Segment, op->loc);
         cloneRegionInto(*op->regions[0], *h->source->addRegion(), map);
         passes::unfuse(*h->source->regions[0]);
-        h->artifact = rt.backend->compile(*h->source, error);
-        if (h->artifact) {
-          mdl_artifact a = h->artifact->view();
-          h->program = rt.iface->load(rt.dev, &a);
-          if (!h->program)
-            error = rt.iface->last_error(rt.dev);
-        }
-        if (!h->program) {
+        if (!h->loaded.load(rt, *h->source, error)) {
           diags.error("E0403", op->loc, "device '" + m.devices[size_t(op->device)].name +
                                             "' cannot run this segment: " + error);
           return false;

@@ -413,20 +413,12 @@ void mdl_rt_strided_copy(const int64_t *desc, void *dst, const void *src) {
 
 int32_t mdl_rt_segment(RuntimeContext *ctx, SegmentHandle *seg, void *const *ins,
                        void *const *outs) {
-  auto &rt = ctx->devices->runtime(seg->device);
   mdl::backend::BufferList in, out;
   for (size_t i = 0; i < seg->op->operands.size(); ++i)
     in.add(ins[i], seg->op->operands[i]->type);
   for (size_t i = 0; i < seg->op->results.size(); ++i)
     out.add(outs[i], seg->op->results[i]->type);
-  if (rt.iface->run(rt.dev, seg->program, in.buffers.data(), uint32_t(in.buffers.size()),
-                    out.buffers.data(), uint32_t(out.buffers.size())) != 0) {
-    std::string rest;
-    mdl::ir::Location at =
-        mdl::backend::deviceErrorLocation(rt.iface->last_error(rt.dev), seg->op->loc, rest);
-    return ctx->fail("E0405", at, rest);
-  }
-  return 0;
+  return seg->loaded.run(in, out, seg->op->loc, *ctx->diags) ? 0 : 1;
 }
 
 int32_t mdl_rt_interrupted(RuntimeContext *ctx, const mdl::ir::Operation *loop) {

@@ -73,10 +73,8 @@ void loopPart(void *job, int64_t chunk);
 /// on the device.
 struct SegmentHandle {
   const ir::Operation *op = nullptr;
-  int device = -1;
   std::unique_ptr<ir::Operation> source;
-  std::unique_ptr<Artifact> artifact;
-  mdl_program *program = nullptr;
+  LoadedSegment loaded;
 };
 
 /// Selects the GEMM library of mdl_rt_matmul: "dnnl" (the default) or

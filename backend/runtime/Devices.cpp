@@ -238,4 +238,33 @@ bool DeviceSet::open(const Module &m, const DeviceOptions &opts, DiagnosticEngin
   return diags.errorCount() == before;
 }
 
+LoadedSegment::~LoadedSegment() {
+  if (program_)
+    runtime_->iface->unload(runtime_->dev, program_);
+}
+
+bool LoadedSegment::load(DeviceRuntime &rt, const Operation &segment, std::string &error) {
+  runtime_ = &rt;
+  artifact_ = rt.backend->compile(segment, error);
+  if (!artifact_)
+    return false;
+  mdl_artifact a = artifact_->view();
+  program_ = rt.iface->load(rt.dev, &a);
+  if (!program_)
+    error = rt.iface->last_error(rt.dev);
+  return program_ != nullptr;
+}
+
+bool LoadedSegment::run(const BufferList &in, const BufferList &out, const Location &loc,
+                        DiagnosticEngine &diags) {
+  if (runtime_->iface->run(runtime_->dev, program_, in.buffers.data(),
+                           uint32_t(in.buffers.size()), out.buffers.data(),
+                           uint32_t(out.buffers.size())) == 0)
+    return true;
+  std::string rest;
+  Location at = deviceErrorLocation(runtime_->iface->last_error(runtime_->dev), loc, rest);
+  diags.error("E0405", at, rest);
+  return false;
+}
+
 } // namespace mdl::backend

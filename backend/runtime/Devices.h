@@ -57,6 +57,32 @@ struct DeviceRuntime {
   bool fallback = false;
 };
 
+/// A segment compiled by its runtime's compile-time half and loaded on the
+/// runtime (the interpreter's and the JIT's segments alike); unloaded when
+/// destroyed.
+class LoadedSegment {
+public:
+  LoadedSegment() = default;
+  LoadedSegment(const LoadedSegment &) = delete;
+  LoadedSegment &operator=(const LoadedSegment &) = delete;
+  ~LoadedSegment();
+
+  /// Compiles `segment` with `rt.backend` and loads the artifact on `rt`;
+  /// false with `error` when either fails.
+  bool load(DeviceRuntime &rt, const ir::Operation &segment, std::string &error);
+  bool loaded() const { return program_ != nullptr; }
+  /// Runs it on typed buffers of the device (outputs allocated by the
+  /// caller). On failure reports E0405 at the operation the runtime names
+  /// ("LINE:COL: ..."), else at `loc`, and returns false.
+  bool run(const BufferList &in, const BufferList &out, const ir::Location &loc,
+           ir::DiagnosticEngine &diags);
+
+private:
+  DeviceRuntime *runtime_ = nullptr;
+  std::unique_ptr<Artifact> artifact_;
+  mdl_program *program_ = nullptr;
+};
+
 class DeviceSet {
 public:
   DeviceSet() = default;
