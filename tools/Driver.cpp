@@ -202,10 +202,10 @@ bool checkAbsentArgs(Compilation &c, const std::vector<Tensor> &args) {
   return ok;
 }
 
-/// The run's arguments for mpc devices (--mpc-*, --timings).
-std::vector<backend::RunArg> mpcRunArgs(const DriverOptions &o) {
+/// The run's arguments for its devices (--timings; --mpc-* for mpc devices).
+std::vector<backend::RunArg> runArgs(const DriverOptions &o) {
   std::vector<backend::RunArg> a;
-  auto add = [&](const char *name, ir::Attribute v) { a.push_back({"mpc", name, std::move(v)}); };
+  auto add = [&](const char *name, ir::Attribute v) { a.push_back({name, std::move(v)}); };
   if (o.timings)
     add("timings", ir::Attribute::integer(o.diagnostics == "json" ? 2 : 1));
   if (o.mpcTestSeed >= 0)
@@ -260,7 +260,7 @@ int runCommand(const DriverOptions &o) {
   auto t0 = Clock::now();
   backend::DeviceOptions dopts;
   dopts.fallbackError = o.fallback == "error";
-  dopts.runArgs = mpcRunArgs(o);
+  dopts.runArgs = runArgs(o);
   std::string err;
   if (!backend::parseDeviceMap(o.deviceMap, dopts.deviceMap, err)) {
     c.diags.error("E0204", {}, err);
@@ -401,16 +401,23 @@ int graphCommand(const DriverOptions &o) {
   return exitCode(c);
 }
 
+namespace {
+/// Prints one diagnostic about `file` outside any compilation (in the
+/// format --diagnostics asks for) and returns exit status 1.
+int reportAlone(const DriverOptions &o, const std::string &code, const std::string &file,
+                const std::string &message) {
+  ir::Diagnostic d;
+  d.code = code;
+  d.loc.file = ir::internFile(file);
+  d.message = message;
+  std::cerr << (o.diagnostics == "json" ? ir::diagnosticJson(d) + "\n" : ir::diagnosticLine(d));
+  return 1;
+}
+} // namespace
+
 int mpcCertsCommand(const DriverOptions &o) {
-  ir::Location loc;
-  loc.file = ir::internFile(o.output);
   auto report = [&](const std::string &code, const std::string &msg) {
-    ir::Diagnostic d;
-    d.code = code;
-    d.loc = loc;
-    d.message = msg;
-    std::cerr << ir::diagnosticLine(d);
-    return 1;
+    return reportAlone(o, code, o.output, msg);
   };
   // Keys are never replaced by accident: another run may be using them.
   if (!o.force) {
@@ -433,11 +440,8 @@ int mpcCertsCommand(const DriverOptions &o) {
 
 namespace {
 void reportInternalError(const DriverOptions &o, const std::string &what) {
-  ir::Diagnostic d;
-  d.code = "E0900";
-  d.loc.file = ir::internFile(o.file);
-  d.message = "internal error: " + what + " (please report this with the program)";
-  std::cerr << (o.diagnostics == "json" ? ir::diagnosticJson(d) + "\n" : ir::diagnosticLine(d));
+  reportAlone(o, "E0900", o.file,
+              "internal error: " + what + " (please report this with the program)");
 }
 } // namespace
 

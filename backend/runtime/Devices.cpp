@@ -103,8 +103,7 @@ mdl_device *openOn(const mdl_device_interface *iface, const Device &d,
   for (const NamedAttr &a : d.args)
     add(a.name, a.value);
   for (const RunArg &a : runArgs)
-    if (a.kind.empty() || a.kind == d.kind)
-      add(a.name, a.value);
+    add(a.name, a.value);
   return iface->open(args.data(), uint32_t(args.size()), err);
 }
 

@@ -29,12 +29,11 @@ std::string executableDir();
 /// the error message.
 std::string libraryPath(const std::string &file);
 
-/// An argument a run adds to the declared ones of every device of `kind`
-/// (every device when `kind` is empty): options of one run rather than of
-/// the program (`--timings`, `--mpc-party I`). A runtime ignores the
-/// arguments it does not know.
+/// An argument a run adds to the declared ones of every device it opens:
+/// options of one run rather than of the program (`--timings`,
+/// `--mpc-party I` as `mpc_party`; a kind's own arguments carry its prefix).
+/// A runtime ignores the arguments it does not know.
 struct RunArg {
-  std::string kind;
   std::string name;
   ir::Attribute value; // an integer or a string
 };
