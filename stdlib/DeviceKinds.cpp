@@ -71,4 +71,17 @@ bool jitPreparesSegments(const ir::Module &m, int d) {
   return !k || k->jitPreparesSegments;
 }
 
+DeviceKindInfo ordinalDeviceKind(const std::string &name, const std::string &summary) {
+  DeviceKindInfo k;
+  k.name = name;
+  k.summary = summary;
+  k.args = {ParamSpec{"ordinal", ParamKind::Int, std::nullopt, true}};
+  k.memory = MemoryModel::Device;
+  k.ordinalArg = "ordinal";
+  k.checkArg = [](const std::string &arg, const ir::Attribute &v) {
+    return arg == "ordinal" && v.asInt() < 0 ? std::string("ordinals start at 0") : std::string();
+  };
+  return k;
+}
+
 } // namespace mdl::stdlib

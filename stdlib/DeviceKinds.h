@@ -52,6 +52,11 @@ struct DeviceKindInfo {
   std::function<std::string(const std::string &arg, const ir::Attribute &value)> checkArg;
 };
 
+/// The descriptor of a kind of numbered accelerators (`hip(0)`): one
+/// required argument `ordinal` (0 or more), device memory, the kind an XLA
+/// device ordinal can become.
+DeviceKindInfo ordinalDeviceKind(const std::string &name, const std::string &summary);
+
 /// Registers a kind. Returns false (and changes nothing) when a kind of
 /// that name is registered already.
 bool registerDeviceKind(DeviceKindInfo info);

@@ -19,17 +19,8 @@ public:
   }
 
   stdlib::DeviceKindInfo descriptor() const override {
-    stdlib::DeviceKindInfo k;
-    k.name = "hip";
-    k.summary = "HIP kernels on GPU ordinal N; CPU fallback when that GPU is absent";
-    k.args = {stdlib::ParamSpec{"ordinal", stdlib::ParamKind::Int, std::nullopt, true}};
-    k.memory = stdlib::MemoryModel::Device;
-    k.ordinalArg = "ordinal";
-    k.checkArg = [](const std::string &arg, const ir::Attribute &v) {
-      return arg == "ordinal" && v.asInt() < 0 ? std::string("ordinals start at 0")
-                                               : std::string();
-    };
-    return k;
+    return stdlib::ordinalDeviceKind(
+        "hip", "HIP kernels on GPU ordinal N; CPU fallback when that GPU is absent");
   }
 
   // What a hip device runs is what its executor runs: without GPU code

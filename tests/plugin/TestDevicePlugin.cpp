@@ -137,17 +137,8 @@ const mdl_device_interface kTestRuntime = {
 class TestGpuBackend : public backend::DeviceBackend {
 public:
   stdlib::DeviceKindInfo descriptor() const override {
-    stdlib::DeviceKindInfo k;
-    k.name = "testgpu";
-    k.summary = "pretend GPUs with scrambled memory (a kind added from outside)";
-    k.args = {stdlib::ParamSpec{"ordinal", stdlib::ParamKind::Int, std::nullopt, true}};
-    k.memory = stdlib::MemoryModel::Device;
-    k.ordinalArg = "ordinal";
-    k.checkArg = [](const std::string &arg, const ir::Attribute &v) {
-      return arg == "ordinal" && v.asInt() < 0 ? std::string("ordinals start at 0")
-                                               : std::string();
-    };
-    return k;
+    return stdlib::ordinalDeviceKind(
+        "testgpu", "pretend GPUs with scrambled memory (a kind added from outside)");
   }
   bool supports(ir::OpKind k) const override {
     return stdlib::opInfo(k).dialect == stdlib::Dialect::Core;

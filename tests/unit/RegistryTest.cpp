@@ -20,8 +20,9 @@ TEST(Registry, EveryKindHasAnEntry) {
     bool structural = info.cls == stdlib::OpClass::Structural;
     // Everything that is not structure has a shape rule.
     if (!structural && info.kind != ir::OpKind::Transfer && info.kind != ir::OpKind::To &&
-        info.kind != ir::OpKind::Reveal)
+        info.kind != ir::OpKind::Reveal) {
       EXPECT_NE(info.infer, nullptr) << ir::opName(info.kind);
+    }
   }
 }
 
