@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -37,30 +38,22 @@ struct TempDir {
   }
 };
 
-// Certificates shared by the tests: a good set and one from another CA.
-const std::string &goodCerts() {
-  static TempDir dir;
-  static bool made = [] {
-    llvm::Error err = createTestCertificates(dir.path.string());
+// Certificate sets made once per process, each with its own CA: set 0 is
+// the good one, set 1 another CA's.
+const std::string &certificateSet(int set) {
+  static TempDir dirs[2];
+  static std::string paths[2];
+  static std::once_flag once[2];
+  std::call_once(once[set], [set] {
+    paths[set] = dirs[set].path.string();
+    llvm::Error err = createTestCertificates(paths[set]);
     EXPECT_FALSE(err) << llvm::toString(std::move(err));
-    return true;
-  }();
-  (void)made;
-  static std::string path = dir.path.string();
-  return path;
+  });
+  return paths[set];
 }
 
-const std::string &otherCaCerts() {
-  static TempDir dir;
-  static bool made = [] {
-    llvm::Error err = createTestCertificates(dir.path.string());
-    EXPECT_FALSE(err) << llvm::toString(std::move(err));
-    return true;
-  }();
-  (void)made;
-  static std::string path = dir.path.string();
-  return path;
-}
+const std::string &goodCerts() { return certificateSet(0); }
+const std::string &otherCaCerts() { return certificateSet(1); }
 
 // Random high ports; different for every call in this process.
 std::vector<PeerAddress> freshPeers() {
