@@ -316,8 +316,13 @@ mdl_buffer typedBuffer(void *p, const int64_t *type) {
   return {p, int32_t(type[0]), int32_t(type[1]), type + 2, nullptr};
 }
 
+/// Bytes of the descriptor's tensor, without allocating (every copy of the
+/// generated code passes here).
 int64_t byteSizeOf(const int64_t *type) {
-  return mdl::backend::bufferType(typedBuffer(nullptr, type)).byteSize();
+  int64_t n = int64_t(mdl::ir::dtypeSize(mdl::backend::dtypeOfAbi(int32_t(type[0]))));
+  for (int64_t i = 0; i < type[1]; ++i)
+    n *= type[2 + i];
+  return n;
 }
 } // namespace
 

@@ -126,20 +126,15 @@ private:
 
   /// Appends `result = kind(operands...)`.
   bool emit(const ir::Operation &op, K kind, std::vector<const ir::Value *> operands,
-            std::vector<ProgramAttr> attrs, std::string &error, unsigned result = 0) {
-    Instruction ins;
-    ins.op = kind;
+            std::vector<ProgramAttr> attrs, std::string &error) {
+    std::vector<int> slots;
     for (const ir::Value *v : operands) {
-      int s = v ? slotOf(v) : -1;
-      if (v && s < 0)
+      int s = slotOf(v);
+      if (s < 0)
         return fail(op, "an operand is not available on the device", error);
-      ins.operands.push_back(s);
+      slots.push_back(s);
     }
-    ins.attrs = std::move(attrs);
-    ins.shape = op.results[result]->type.sizes();
-    ins.result = newSlot(op.results[result].get());
-    p_.instructions.push_back(std::move(ins));
-    return true;
+    return finish(op, kind, std::move(slots), std::move(attrs));
   }
 
   /// An intermediate value of shape `shape` (for multi-step translations).
