@@ -208,6 +208,7 @@ const mdl_device_interface kCpuInterface = {
     MDL_DEVICE_ABI_VERSION, "cpu",     1,          openCpu, closeCpu, describeCpu, allocCpu,
     releaseCpu,             copyInCpu, copyOutCpu, copyCpu, loadCpu,  runCpu,      unloadCpu,
     syncCpu,                lastErrorCpu,
+    nullptr,                nullptr, // target: portable kernel programs; no peers
 };
 
 class CpuBackend : public DeviceBackend {
@@ -226,7 +227,12 @@ public:
   // Every operation with a CPU kernel, and the structure a segment holds.
   bool supports(OpKind) const override { return true; }
   bool inlineIntoHost(const mdl_device_interface &) const override { return true; }
-  std::unique_ptr<Artifact> compile(const Operation &segment, std::string &error) const override {
+  std::unique_ptr<Artifact> compile(const Operation &segment, const std::string &target,
+                                    std::string &error) const override {
+    if (!target.empty()) {
+      error = "the cpu kind makes no code for target '" + target + "'";
+      return nullptr;
+    }
     return compileKernelProgram(segment, error);
   }
   RuntimeChoice runtime() override { return {&kCpuInterface, "", false}; }

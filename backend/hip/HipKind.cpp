@@ -1,8 +1,11 @@
 // The `hip` device kind (see HipKind.h).
 #include "backend/hip/HipKind.h"
-#include "stdlib/Registry.h"
+#include "backend/hip/GpuOps.h"
+#include "backend/hip/GpuProgram.h"
+#include "backend/hip/HipPlugin.h"
 #include "backend/runtime/DeviceBackend.h"
 #include "backend/runtime/Devices.h"
+#include "stdlib/Registry.h"
 
 #include <cstdlib>
 #include <dlfcn.h>
@@ -20,46 +23,85 @@ public:
 
   stdlib::DeviceKindInfo descriptor() const override {
     return stdlib::ordinalDeviceKind(
-        "hip", "HIP kernels on GPU ordinal N; CPU fallback when that GPU is absent");
+        "hip", "GPU N (AMD through HIP, NVIDIA through CUDA, or OpenCL when asked); the CPU "
+               "when that GPU is absent");
   }
 
-  // What a hip device runs is what its executor runs: without GPU code
-  // generation, every operation runs on the CPU fallback's kernels.
-  bool supports(ir::OpKind) const override { return true; }
+  bool supports(ir::OpKind k) const override { return gpuImplements(k); }
+  // Device memory: segments are compiled into GPU programs, never into host
+  // code (on the CPU fallback, the host kind's half decides instead).
   bool inlineIntoHost(const mdl_device_interface &) const override { return false; }
-  std::unique_ptr<Artifact> compile(const ir::Operation &, std::string &error) const override {
-    error = "this build has no GPU code generation for hip segments";
-    return nullptr;
+
+  std::unique_ptr<Artifact> compile(const ir::Operation &segment, const std::string &target,
+                                    std::string &error) const override {
+    if (target.empty()) {
+      error = "the hip kind compiles for a GPU target (one of " + targetList() + "), and none was named";
+      return nullptr;
+    }
+    if (!codeFormatOf(target)) {
+      error = "unknown GPU target '" + target + "' (known: " + targetList() + ")";
+      return nullptr;
+    }
+    const HipPlugin *p = plugin();
+    if (!p) {
+      error = problem_;
+      return nullptr;
+    }
+    std::string bytes;
+    if (!p->compile(segment, target, bytes, error))
+      return nullptr;
+    return std::make_unique<GpuArtifact>(std::move(bytes));
   }
 
   RuntimeChoice runtime() override {
-    if (!tried_) {
-      tried_ = true;
-      const char *env = std::getenv("MDL_HIP_RUNTIME");
-      std::string path = env && *env ? env : libraryPath("libmdl_hip.so");
-      handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (!handle_) {
-        const char *e = dlerror();
-        problem_ = "no HIP runtime (" + std::string(e ? e : path) + ")";
-      } else {
-        auto fn = reinterpret_cast<mdl_device_runtime_fn>(dlsym(handle_, MDL_DEVICE_RUNTIME_SYMBOL));
-        iface_ = fn ? fn() : nullptr;
-        if (!iface_ || iface_->abi_version != MDL_DEVICE_ABI_VERSION) {
-          problem_ = path + " is not an mdl device runtime of ABI version " +
-                     std::to_string(MDL_DEVICE_ABI_VERSION);
-          iface_ = nullptr;
-        }
-      }
-    }
-    return {iface_, problem_, false};
+    const HipPlugin *p = plugin();
+    if (!p)
+      return {nullptr, problem_, false};
+    const mdl_device_interface *iface = p->runtime();
+    if (!iface || iface->abi_version != MDL_DEVICE_ABI_VERSION)
+      return {nullptr, "the GPU runtime of " + path_ + " is not of device ABI version " +
+                           std::to_string(MDL_DEVICE_ABI_VERSION), false};
+    return {iface, "", false};
   }
   bool fallsBackToHost() const override { return true; }
 
 private:
-  bool tried_ = false;
-  void *handle_ = nullptr;
-  const mdl_device_interface *iface_ = nullptr;
-  std::string problem_;
+  static std::string targetList() {
+    std::string s;
+    for (const std::string &t : knownGpuTargets())
+      s += (s.empty() ? "" : ", ") + t;
+    return s;
+  }
+
+  // libmdl_hip.so (beside mdl or in lib/mdl, or $MDL_HIP_LIBRARY), loaded
+  // once; null with problem_ set when it cannot be.
+  const HipPlugin *plugin() const {
+    if (tried_)
+      return plugin_;
+    tried_ = true;
+    const char *env = std::getenv("MDL_HIP_LIBRARY");
+    path_ = env && *env ? env : libraryPath("libmdl_hip.so");
+    handle_ = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle_) {
+      const char *e = dlerror();
+      problem_ = "no GPU support library (" + std::string(e ? e : path_) + ")";
+      return nullptr;
+    }
+    auto fn = reinterpret_cast<HipPluginFn>(dlsym(handle_, kHipPluginSymbol));
+    const HipPlugin *p = fn ? fn() : nullptr;
+    if (!p || p->version != kHipPluginVersion) {
+      problem_ = path_ + " is not mdl's GPU support library of version " +
+                 std::to_string(kHipPluginVersion) + " (another build?)";
+      return nullptr;
+    }
+    plugin_ = p;
+    return plugin_;
+  }
+
+  mutable bool tried_ = false;
+  mutable void *handle_ = nullptr;
+  mutable const HipPlugin *plugin_ = nullptr;
+  mutable std::string path_, problem_;
 };
 
 } // namespace

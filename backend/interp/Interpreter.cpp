@@ -208,6 +208,20 @@ bool Interpreter::move(const Location &loc, const Tensor &src, int from, int to,
     out = src; // values are immutable: host-memory devices share buffers
     return true;
   }
+  if (!srcHost && devices_->runtime(from).iface == dst.iface && dst.iface->copy_peer) {
+    // Two devices of one runtime (two GPUs): a peer copy, not through the host.
+    if (!allocate(to, src.type(), out, loc))
+      return false;
+    BufferList a, b;
+    a.add(out.raw(), out.type());
+    b.add(src.raw(), src.type());
+    DeviceRuntime &s = devices_->runtime(from);
+    if (dst.iface->copy_peer(dst.dev, &a.buffers[0], s.dev, &b.buffers[0]) != 0)
+      return fail("E0403", loc, "copying from '" + m_.devices[size_t(from)].name + "' to '" +
+                                    m_.devices[size_t(to)].name +
+                                    "' failed: " + dst.iface->last_error(dst.dev));
+    return true;
+  }
   Tensor host;
   if (!toHost(src, from, host, loc) || !allocate(to, src.type(), out, loc))
     return false;

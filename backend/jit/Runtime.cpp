@@ -366,6 +366,15 @@ int32_t mdl_rt_copy(RuntimeContext *ctx, int32_t dstSpace, void *dst, int32_t sr
                                         "' failed: " + to.iface->last_error(to.dev));
     return 0;
   }
+  if (!srcHost && ctx->devices->runtime(srcSpace).iface == to.iface && to.iface->copy_peer) {
+    // Two devices of one runtime (two GPUs): a peer copy, not through the host.
+    auto &from = ctx->devices->runtime(srcSpace);
+    mdl_buffer in = typedBuffer(const_cast<void *>(src), type);
+    if (to.iface->copy_peer(to.dev, &out, from.dev, &in) != 0)
+      return ctx->fail("E0403", {}, "copying from '" + name(srcSpace) + "' to '" +
+                                        name(dstSpace) + "' failed: " + to.iface->last_error(to.dev));
+    return 0;
+  }
   std::unique_ptr<char[]> staging;
   if (!srcHost) {
     auto &from = ctx->devices->runtime(srcSpace);

@@ -40,8 +40,12 @@ public:
   bool supports(ir::OpKind k) const override { return mpcImplements(k); }
   // Secret values are never computed as plaintext host code.
   bool inlineIntoHost(const mdl_device_interface &) const override { return false; }
-  std::unique_ptr<Artifact> compile(const ir::Operation &segment,
+  std::unique_ptr<Artifact> compile(const ir::Operation &segment, const std::string &target,
                                     std::string &error) const override {
+    if (!target.empty()) {
+      error = "the mpc kind makes no code for target '" + target + "'";
+      return nullptr;
+    }
     return compileProtocol(segment, error);
   }
   RuntimeChoice runtime() override { return {mpcRuntime(), "", false}; }

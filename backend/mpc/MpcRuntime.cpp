@@ -460,6 +460,8 @@ const mdl_device_interface kMpcRuntime = {
     unloadMpc,
     syncMpc,
     lastErrorMpc,
+    nullptr, // target: protocol programs are portable
+    nullptr, // no peer copies: secret values never move between mpc devices
 };
 
 } // namespace

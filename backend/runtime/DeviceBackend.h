@@ -58,8 +58,12 @@ public:
   /// it, whatever its memory is), given the runtime it runs on.
   virtual bool inlineIntoHost(const mdl_device_interface &runtime) const = 0;
   /// Compiles a `segment` operation (its region: static types, no control
-  /// flow, no devices) into an artifact its runtime runs; null with `error`.
+  /// flow, no devices) into an artifact its runtime runs, for `target`: what
+  /// the runtime asks for (mdl_device_interface::target; "" for the kind's
+  /// portable artifacts) or what `mdl compile --gpu-arch` names. Null with
+  /// `error`, also for a target the kind does not know.
   virtual std::unique_ptr<Artifact> compile(const ir::Operation &segment,
+                                            const std::string &target,
                                             std::string &error) const = 0;
 
   // --- run-time half ---

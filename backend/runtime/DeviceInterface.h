@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define MDL_DEVICE_ABI_VERSION 2
+#define MDL_DEVICE_ABI_VERSION 3
 
 typedef struct mdl_device mdl_device;   /* one opened device */
 typedef struct mdl_program mdl_program; /* an artifact loaded on a device */
@@ -92,6 +92,15 @@ typedef struct mdl_device_interface {
   void (*unload)(mdl_device *dev, mdl_program *program);
   int (*synchronize)(mdl_device *dev);
   const char *(*last_error)(mdl_device *dev);
+  /* What code the kind's compile-time half must make for this device: a
+   * target name ("spir64", "gfx90a", "sm_90", ...), or "" for the kind's
+   * portable artifacts. May be null (the same as ""). */
+  const char *(*target)(mdl_device *dev);
+  /* Copies between two devices opened on this runtime without staging
+   * through the host (peer copies; same type and shape). May be null; the
+   * caller then copies out and in. */
+  int (*copy_peer)(mdl_device *dst_dev, const mdl_buffer *dst, mdl_device *src_dev,
+                   const mdl_buffer *src);
 } mdl_device_interface;
 
 /* The symbol a runtime library (loaded with dlopen) exports. */

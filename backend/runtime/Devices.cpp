@@ -179,8 +179,9 @@ bool DeviceSet::open(const Module &m, const DeviceOptions &opts, DiagnosticEngin
         rt->backend = backend;
         rt->description = dev.name + ": " + choice.iface->describe(rt->dev);
       } else {
-        choice.problem = declared(dev) + " is not available (" +
-                         std::string(err ? err : "unknown error") + ")";
+        // The runtime's reason alone, so that one note covers every device
+        // that fell back for it (E0403 names the device itself).
+        choice.problem = err ? err : "unknown error";
       }
     }
     if (!rt->dev) {
@@ -244,7 +245,8 @@ LoadedSegment::~LoadedSegment() {
 
 bool LoadedSegment::load(DeviceRuntime &rt, const Operation &segment, std::string &error) {
   runtime_ = &rt;
-  artifact_ = rt.backend->compile(segment, error);
+  const char *target = rt.iface->target ? rt.iface->target(rt.dev) : nullptr;
+  artifact_ = rt.backend->compile(segment, target ? target : "", error);
   if (!artifact_)
     return false;
   mdl_artifact a = artifact_->view();

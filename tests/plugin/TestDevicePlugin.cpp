@@ -130,6 +130,7 @@ const mdl_device_interface kTestRuntime = {
     MDL_DEVICE_ABI_VERSION, "testgpu",  0,       openTest, closeTest,  describeTest,
     allocTest,              freeTest,   copyInTest, copyOutTest, copyTest, loadTest,
     runTest,                unloadTest, syncTest, lastErrorTest,
+    nullptr,                nullptr, // target: portable kernel programs; no peers
 };
 
 // --- the kind: descriptor and compile-time half -----------------------------
@@ -144,7 +145,7 @@ public:
     return stdlib::opInfo(k).dialect == stdlib::Dialect::Core;
   }
   bool inlineIntoHost(const mdl_device_interface &) const override { return false; }
-  std::unique_ptr<backend::Artifact> compile(const ir::Operation &segment,
+  std::unique_ptr<backend::Artifact> compile(const ir::Operation &segment, const std::string &,
                                              std::string &error) const override {
     return backend::cpu::compileKernelProgram(segment, error);
   }
