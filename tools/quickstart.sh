@@ -28,6 +28,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev libzip-dev  # JSON, the command line, .npz archives
   libssl-dev libasio-dev                      # the mpc device: TLS, certificates, channels
   libedit-dev                                 # mdl repl's line editing and history (BSD editline)
+  opencl-c-headers                            # the GPU runtime's OpenCL types (libOpenCL is opened with dlopen)
+  ocl-icd-libopencl1 pocl-opencl-icd          # hip segments run on the CPU through OpenCL (tests: label gpu)
   python3 python3-numpy                       # test drivers, example weights
   graphviz                                    # mdl graph -o g.svg
   dpkg-dev file                               # cpack's .deb (the package test)
