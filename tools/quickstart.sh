@@ -30,6 +30,7 @@ packages=(
   libedit-dev                                 # mdl repl's line editing and history (BSD editline)
   opencl-c-headers                            # the GPU runtime's OpenCL types (libOpenCL is opened with dlopen)
   ocl-icd-libopencl1 pocl-opencl-icd          # hip segments run on the CPU through OpenCL (tests: label gpu)
+  libamdhip64-5                               # ROCm's HIP library: the gpu tests bind its entry points (no GPU needed)
   python3 python3-numpy                       # test drivers, example weights
   graphviz                                    # mdl graph -o g.svg
   dpkg-dev file                               # cpack's .deb (the package test)

@@ -175,7 +175,7 @@ struct Cuda {
       return;
     }
     if (r == kNoDevice) {
-      problem = "CUDA: no NVIDIA GPU";
+      problem = "CUDA: no NVIDIA GPU (cuInit: " + name(r) + ")";
       return;
     }
     if (r != kSuccess) {

@@ -32,6 +32,8 @@ using hipFunction_t = struct ihipModuleSymbol_t *;
 constexpr hipError_t kSuccess = 0;
 constexpr hipError_t kNotReady = 600;
 constexpr hipError_t kNoDevice = 100;
+constexpr hipError_t kInvalidDevice =
+    101; // hipInit's answer where ROCm finds no GPU
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr unsigned kEventDisableTiming = 2;
 // hipGetDeviceProperties writes a structure whose layout changed between
@@ -160,15 +162,22 @@ struct Hip {
       return;
     }
     hipError_t r = hip.init(0);
-    if (r == kSuccess)
+    const char *call = "hipInit";
+    if (r == kSuccess) {
       r = hip.getDeviceCount(&count);
-    if (r == kNoDevice || (r == kSuccess && count == 0)) {
-      problem = "HIP: no AMD GPU";
+      call = "hipGetDeviceCount";
+    }
+    if (r == kNoDevice || r == kInvalidDevice) {
+      problem = "HIP: no AMD GPU (" + std::string(call) + ": " + name(r) + ")";
       count = 0;
       return;
     }
+    if (r == kSuccess && count == 0) {
+      problem = "HIP: no AMD GPU";
+      return;
+    }
     if (r != kSuccess) {
-      problem = "HIP: hipInit failed: " + name(r);
+      problem = "HIP: " + std::string(call) + " failed: " + name(r);
       count = 0;
       return;
     }
