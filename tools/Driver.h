@@ -47,6 +47,8 @@ struct DriverOptions {
   std::string output;                  // -o FILE.mdl
   std::string elidedWeights;           // --weights FILE (values of elided constants)
   std::string fillElided;              // --fill-elided=zeros
+  // mdl compile
+  std::string gpuArch;                 // --gpu-arch: gfx90a, gfx942, sm_80, sm_90, spir64
   /// Instances named after their binding and placement (the REPL; see
   /// passes::SpecializeOptions::stableNames).
   bool stableInstanceNames = false;
@@ -70,6 +72,9 @@ int irCommand(const DriverOptions &o);
 int graphCommand(const DriverOptions &o);
 /// `mdl import model.hlo -o model.mdl` (tools/ImportCommand.cpp).
 int importCommand(const DriverOptions &o);
+/// `mdl compile FILE --gpu-arch ARCH -o DIR`: ahead-of-time code for the
+/// GPU segments (tools/CompileCommand.cpp).
+int compileCommand(const DriverOptions &o);
 /// `mdl mpc-certs DIR`: a test CA and three party certificates.
 int mpcCertsCommand(const DriverOptions &o);
 /// `mdl repl [FILE]`: an interactive session (tools/Repl*.cpp); FILE may

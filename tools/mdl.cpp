@@ -1,5 +1,6 @@
 // The `mdl` command: parses the command line (CLI11) and dispatches to the
 // driver's commands. Usage errors exit with 2, program errors with 1.
+#include "backend/hip/GpuProgram.h"
 #include "tools/Driver.h"
 #include "tools/Registration.h"
 
@@ -178,6 +179,18 @@ int main(int argc, char **argv) {
         return std::string("the output must end in .svg, .png or .dot");
       });
 
+  CLI::App *compile = app.add_subcommand(
+      "compile", "compile the GPU segments of a program ahead of time: code objects (.hsaco), "
+                 "PTX or SPIR bitcode, the GPU programs, and manifest.json");
+  addCommon(compile, o);
+  compile->add_option("--gpu-arch", o.gpuArch, "the GPU to compile for")
+      ->required()
+      ->check(CLI::IsMember(mdl::backend::hip::knownGpuTargets()));
+  compile->add_option("-o,--output", o.outDir,
+                      "the folder to write into (created; nothing in it may be an input)")
+      ->required()
+      ->check(nonEmpty());
+
   CLI::App *certs = app.add_subcommand(
       "mpc-certs", "make a test certificate authority and certificates for the three parties "
                    "of an mpc device (for trying --mpc-party; not for production)");
@@ -219,7 +232,7 @@ int main(int argc, char **argv) {
   repl->footer("\nOn a terminal, lines are edited (history in ~/.mdl_history); other input is "
                "read statement by statement, without prompts.\n\n" +
                mdl::tools::replHelp());
-  for (CLI::App *c : {run, check, ir}) {
+  for (CLI::App *c : {run, check, ir, compile}) {
     c->add_option("--weights", o.elidedWeights,
                   "(.hlo input) values for elided constants, keyed by instruction name");
     c->add_option("--fill-elided", o.fillElided,
@@ -260,6 +273,8 @@ int main(int argc, char **argv) {
     return mdl::tools::withLargeStack(mdl::tools::graphCommand, o);
   if (certs->parsed())
     return mdl::tools::mpcCertsCommand(o);
+  if (compile->parsed())
+    return mdl::tools::withLargeStack(mdl::tools::compileCommand, o);
   if (imp->parsed())
     return mdl::tools::withLargeStack(mdl::tools::importCommand, o);
   if (repl->parsed())

@@ -5,6 +5,10 @@
 // becomes an error message.
 #include "backend/hip/GpuProgram.h"
 
+#include "ir/Type.h"
+
+#include <nlohmann/json.hpp>
+
 #include <cstring>
 
 namespace mdl::backend::hip {
@@ -369,6 +373,66 @@ std::optional<GpuProgram> GpuProgram::parse(const void *data, size_t size, std::
     return std::nullopt;
   }
   return p;
+}
+
+const char *codeSuffix(GpuCodeFormat f) {
+  switch (f) {
+  case GpuCodeFormat::AmdgpuCodeObject:
+    return ".hsaco";
+  case GpuCodeFormat::Ptx:
+    return ".ptx";
+  case GpuCodeFormat::Spir64Bitcode:
+    return ".bc";
+  }
+  return ".bin";
+}
+
+std::string gpuProgramManifest(const GpuProgram &p) {
+  using nlohmann::json;
+  auto tensor = [](const GpuTensor &t) {
+    return json{{"dtype", ir::dtypeName(dtypeOfAbi(t.dtype))}, {"shape", t.shape}};
+  };
+  json j;
+  j["target"] = p.target;
+  j["code_bytes"] = p.code.size();
+  j["scratch_bytes"] = p.scratchBytes;
+  j["constant_bytes"] = p.constants.size();
+  j["inputs"] = json::array();
+  for (const GpuTensor &t : p.inputs)
+    j["inputs"].push_back(tensor(t));
+  j["outputs"] = json::array();
+  for (const GpuTensor &t : p.outputs)
+    j["outputs"].push_back(tensor(t));
+  j["kernels"] = json::array();
+  for (const GpuKernel &k : p.kernels)
+    j["kernels"].push_back({{"name", k.name},
+                            {"block", {k.block[0], k.block[1], k.block[2]}},
+                            {"shared_bytes", k.sharedBytes}});
+  auto launch = [&](const GpuLaunch &l) {
+    return json{{"kernel", p.kernels[l.kernel].name}, {"grid", {l.grid[0], l.grid[1], l.grid[2]}}};
+  };
+  j["steps"] = json::array();
+  for (const GpuStep &s : p.steps) {
+    json e{{"line", s.line}, {"column", s.column}, {"what", s.what}};
+    switch (s.kind) {
+    case GpuStep::Kind::Launch:
+      e["kind"] = "launch";
+      e["launch"] = launch(s.launch);
+      break;
+    case GpuStep::Kind::Gemm:
+      e["kind"] = "gemm";
+      e["gemm"] = {{"m", s.gemm.m}, {"n", s.gemm.n}, {"k", s.gemm.k}, {"batch", s.gemm.batch},
+                   {"trans_a", s.gemm.transA}, {"trans_b", s.gemm.transB}};
+      e["fallback"] = launch(s.gemm.fallback);
+      break;
+    case GpuStep::Kind::Copy:
+      e["kind"] = "copy";
+      e["bytes"] = s.copy.bytes;
+      break;
+    }
+    j["steps"].push_back(e);
+  }
+  return j.dump();
 }
 
 std::optional<GpuCodeFormat> codeFormatOf(const std::string &target) {

@@ -138,6 +138,14 @@ private:
   std::string bytes_;
 };
 
+/// The file name suffix of a code format (".hsaco", ".ptx", ".bc").
+const char *codeSuffix(GpuCodeFormat f);
+/// A program as `mdl compile`'s manifest describes it: target, code file,
+/// kernels (name, block, work-group bytes), inputs, outputs, scratch and
+/// constant bytes, and steps (kind, line, what, kernel and grid), as a JSON
+/// object.
+std::string gpuProgramManifest(const GpuProgram &p);
+
 /// The code format a target compiles to, or nullopt for a target mdl does
 /// not know.
 std::optional<GpuCodeFormat> codeFormatOf(const std::string &target);

@@ -53,6 +53,20 @@ public:
     return std::make_unique<GpuArtifact>(std::move(bytes));
   }
 
+  bool describeArtifact(const Artifact &artifact,
+                        std::vector<std::pair<std::string, std::string>> &files,
+                        std::string &manifestJson) const override {
+    mdl_artifact a = artifact.view();
+    std::string error;
+    std::optional<GpuProgram> p = GpuProgram::parse(a.data, size_t(a.size), error);
+    if (!p)
+      return false;
+    files.push_back({codeSuffix(p->codeFormat), p->code});
+    files.push_back({".program", std::string(static_cast<const char *>(a.data), size_t(a.size))});
+    manifestJson = gpuProgramManifest(*p);
+    return true;
+  }
+
   RuntimeChoice runtime() override {
     const HipPlugin *p = plugin();
     if (!p)

@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mdl::backend {
@@ -65,6 +66,16 @@ public:
   virtual std::unique_ptr<Artifact> compile(const ir::Operation &segment,
                                             const std::string &target,
                                             std::string &error) const = 0;
+
+  /// What `mdl compile` writes for an artifact this kind compiled: files,
+  /// each a name suffix (".hsaco", ".ptx", ".program") and its bytes, and
+  /// the segment's manifest entry (a JSON object, as text). False when the
+  /// kind writes nothing for its artifacts.
+  virtual bool describeArtifact(const Artifact &artifact,
+                                std::vector<std::pair<std::string, std::string>> &files,
+                                std::string &manifestJson) const {
+    return false;
+  }
 
   // --- run-time half ---
   /// The runtime for devices of this kind (found, loaded or absent).

@@ -1,0 +1,530 @@
+// GPU kernels of `fusion` operations, from the same fused-loop IR the CPU
+// JIT compiles (ir/passes/FusionDomain.h) and with the JIT's per-element
+// semantics (backend/jit/ScalarCodegen.cpp, linked, not copied):
+// 1. The domain D and its accesses: every input view, dense constant,
+//    arange and output is read or written at sum(index[a] * stride[a])
+//    (stride 0 along broadcast axes). Axes of size 1 are dropped and
+//    neighbours merged where every access allows it, never across the
+//    outer / inner boundary (as the JIT's loops do).
+// 2. Without reductions: one thread per point of D, in a grid-stride loop.
+// 3. With reductions over the inner axes: one work-group per row (point of
+//    the outer axes). Per reduction, in order: each thread accumulates a
+//    strided share of the row in a register (f32 sums in double, as the
+//    CPU does), the shares meet in a tree in work-group memory (a barrier
+//    per level), and every thread reads the result. Then thread 0 stores
+//    the row outputs, and the threads store the full outputs over the row.
+//    Values are computed where they are needed from the leaves, as in the
+//    JIT (cheap ones recomputed per phase).
+#include "backend/hip/codegen/GpuKernels.h"
+#include "backend/jit/Codegen.h"
+#include "ir/passes/FusionDomain.h"
+#include "stdlib/Registry.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include <unordered_map>
+
+namespace mdl::backend::hip {
+
+using namespace ir;
+using llvm::Value;
+namespace jit = mdl::backend::jit;
+
+namespace {
+
+bool isSumLike(OpKind k) { return k == OpKind::Sum || k == OpKind::Mean; }
+bool isUnsignedType(DType t) { return t == DType::U8 || t == DType::Bool; }
+
+/// a ** b on integers, as the CPU kernel computes it: square-and-multiply
+/// over the exponent's bits (wrapping); a negative exponent gives 1 / a
+/// truncated (1 for a = 1, +-1 for a = -1, else 0).
+Value *integerPower(llvm::IRBuilder<> &b, DType t, Value *a, Value *e) {
+  llvm::Type *ty = a->getType();
+  unsigned bits = ty->getIntegerBitWidth();
+  Value *one = llvm::ConstantInt::get(ty, 1), *r = one, *base = a;
+  for (unsigned i = 0; i < bits; ++i) {
+    Value *bit = b.CreateICmpNE(b.CreateAnd(b.CreateLShr(e, i), one), llvm::ConstantInt::get(ty, 0));
+    r = b.CreateSelect(bit, b.CreateMul(r, base), r);
+    base = b.CreateMul(base, base);
+  }
+  if (isUnsignedType(t))
+    return r;
+  Value *minusOne = llvm::ConstantInt::getSigned(ty, -1), *zero = llvm::ConstantInt::get(ty, 0);
+  Value *odd = b.CreateICmpNE(b.CreateAnd(e, one), zero);
+  Value *negExp = b.CreateSelect(b.CreateICmpEQ(a, one), one,
+                                 b.CreateSelect(b.CreateICmpEQ(a, minusOne),
+                                                b.CreateSelect(odd, minusOne, one), zero));
+  return b.CreateSelect(b.CreateICmpSLT(e, zero), negExp, r);
+}
+
+class FusionEmitter {
+public:
+  FusionEmitter(GpuModule &gm, const Operation &fusion, const std::vector<View> &inputs,
+                const std::vector<View> &outputs, const ConstantSink &constants)
+      : gm_(gm), fusion_(fusion), region_(*fusion.regions[0]), inputs_(inputs),
+        outputs_(outputs), constants_(constants) {}
+
+  bool run(GpuLaunch &launch, std::string &error) {
+    auto dom = passes::fusionDomain(fusion_);
+    if (!dom) {
+      error = "the fusion has no valid domain";
+      return false;
+    }
+    dims_ = dom->dims;
+    inner_ = dom->innerRank;
+    hasRed_ = dom->hasReductions;
+    if (!collectAccesses(error))
+      return false;
+    collapse();
+    return emit(launch, error);
+  }
+
+private:
+  std::vector<int64_t> aligned(const std::vector<int64_t> &shape,
+                               const std::vector<int64_t> &strides) const {
+    size_t rank = dims_.size(), off = rank - shape.size();
+    std::vector<int64_t> out(rank, 0);
+    for (size_t i = 0; i < shape.size(); ++i)
+      out[off + i] = shape[i] == 1 ? 0 : strides[i];
+    return out;
+  }
+  int addAccess(std::vector<int64_t> strides) {
+    acc_.push_back(std::move(strides));
+    return int(acc_.size() - 1);
+  }
+
+  bool collectAccesses(std::string &error) {
+    size_t rank = dims_.size();
+    if (region_.args.size() != inputs_.size()) {
+      error = "a fusion's inputs do not match its region";
+      return false;
+    }
+    for (size_t j = 0; j < region_.args.size(); ++j) {
+      std::vector<int64_t> s = region_.args[j]->type.sizes();
+      if (s.size() > rank || inputs_[j].strides.size() != s.size()) {
+        error = "fusion input " + std::to_string(j) + " does not fit the domain";
+        return false;
+      }
+      params_.push_back({true, "in" + std::to_string(j)});
+      refs_.push_back(inputs_[j].ref);
+      inputAccess_.push_back(addAccess(aligned(s, inputs_[j].strides)));
+    }
+    for (auto &op : region_.ops) {
+      bool dense = op->kind == OpKind::Constant && op->results[0]->type.numElements() > 1;
+      if (dense || op->kind == OpKind::Arange) {
+        std::vector<int64_t> s = op->results[0]->type.sizes();
+        leafAccess_[op.get()] = addAccess(aligned(s, rowMajor(s)));
+      }
+      if (dense) {
+        const DenseData &d = op->attr("value")->asDense();
+        constParam_[op.get()] = params_.size();
+        params_.push_back({true, "const" + std::to_string(constParam_.size())});
+        refs_.push_back(constants_(std::string(d.bytes.begin(), d.bytes.end())));
+      }
+    }
+    std::vector<int64_t> rowShape = dims_;
+    for (size_t a = rank - size_t(inner_); a < rank; ++a)
+      rowShape[a] = 1;
+    const Operation *y = stdlib::terminatorOf(region_);
+    if (y->operands.size() != outputs_.size()) {
+      error = "a fusion's outputs do not match its region";
+      return false;
+    }
+    for (size_t k = 0; k < y->operands.size(); ++k) {
+      std::vector<int64_t> s = y->operands[k]->type.sizes();
+      outParam_.push_back(params_.size());
+      params_.push_back({true, "out" + std::to_string(k)});
+      refs_.push_back(outputs_[k].ref);
+      if (s == dims_) {
+        full_.push_back(true);
+        outAccess_.push_back(addAccess(rowMajor(dims_)));
+      } else if (s.size() <= rank && passes::alignShape(s, rank) == rowShape) {
+        full_.push_back(false);
+        outAccess_.push_back(addAccess(aligned(s, rowMajor(s))));
+      } else {
+        std::vector<int64_t> st(rank, 0), rm = rowMajor(s);
+        if (s.size() != rank - size_t(inner_)) {
+          error = "fusion output " + y->operands[k]->type.str() + " does not fit the domain";
+          return false;
+        }
+        for (size_t a = 0; a < s.size(); ++a)
+          st[a] = s[a] == 1 ? 0 : rm[a];
+        full_.push_back(false);
+        outAccess_.push_back(addAccess(st));
+      }
+    }
+    return true;
+  }
+
+  void collapse() {
+    size_t rank = dims_.size(), firstInner = rank - size_t(inner_);
+    std::vector<bool> groupInner;
+    std::vector<std::vector<int64_t>> cs(acc_.size());
+    for (size_t a = 0; a < rank; ++a) {
+      if (dims_[a] == 1)
+        continue;
+      bool in = a >= firstInner;
+      bool merge = !cd_.empty() && groupInner.back() == in;
+      for (size_t k = 0; merge && k < acc_.size(); ++k)
+        merge = cs[k].back() == acc_[k][a] * dims_[a];
+      if (merge) {
+        cd_.back() *= dims_[a];
+        for (size_t k = 0; k < acc_.size(); ++k)
+          cs[k].back() = acc_[k][a];
+        continue;
+      }
+      cd_.push_back(dims_[a]);
+      groupInner.push_back(in);
+      for (size_t k = 0; k < acc_.size(); ++k)
+        cs[k].push_back(acc_[k][a]);
+    }
+    acc_ = cs;
+    for (bool in : groupInner)
+      (in ? nInner_ : nOuter_) += 1;
+  }
+
+  // The strides of every access over collapsed axes [from, to).
+  std::vector<std::vector<int64_t>> stridesOver(size_t from, size_t to) const {
+    std::vector<std::vector<int64_t>> s;
+    for (const auto &a : acc_)
+      s.emplace_back(a.begin() + long(from), a.begin() + long(to));
+    return s;
+  }
+  int64_t extent(size_t from, size_t to) const {
+    int64_t n = 1;
+    for (size_t i = from; i < to; ++i)
+      n *= cd_[i];
+    return n;
+  }
+
+  struct Ctx {
+    std::vector<Value *> offsets;
+    std::unordered_map<const ir::Value *, Value *> memo;
+  };
+
+  Value *elementPtr(size_t param, DType t, Value *off) {
+    llvm::IRBuilder<> &b = kb_->b();
+    return b.CreateGEP(jit::storageType(b.getContext(), t), kb_->param(param), off);
+  }
+
+  Value *eval(const ir::Value *v, Ctx &ctx, std::string &error) {
+    if (auto it = ctx.memo.find(v); it != ctx.memo.end())
+      return it->second;
+    llvm::IRBuilder<> &b = kb_->b();
+    Value *r = nullptr;
+    if (!v->def) {
+      unsigned j = v->index;
+      r = jit::loadElement(b, v->type.dtype,
+                           elementPtr(j, v->type.dtype, ctx.offsets[size_t(inputAccess_[j])]));
+    } else {
+      const Operation &op = *v->def;
+      switch (op.kind) {
+      case OpKind::Constant: {
+        const DenseData &d = op.attr("value")->asDense();
+        if (d.type.numElements() <= 1)
+          r = jit::denseElement(b, d, 0);
+        else
+          r = jit::loadElement(b, d.type.dtype,
+                               elementPtr(constParam_.at(&op), d.type.dtype,
+                                          ctx.offsets[size_t(leafAccess_.at(&op))]));
+        break;
+      }
+      case OpKind::Zeros:
+      case OpKind::Ones:
+      case OpKind::Full:
+        r = jit::creationValue(b, op);
+        break;
+      case OpKind::Arange:
+        r = ctx.offsets[size_t(leafAccess_.at(&op))];
+        break;
+      default: {
+        if (stdlib::isRowReduction(op.kind)) {
+          auto it = reduced_.find(&op);
+          if (it == reduced_.end()) {
+            error = "a reduction is read before it is computed";
+            return nullptr;
+          }
+          r = it->second;
+          break;
+        }
+        std::vector<Value *> args;
+        for (ir::Value *o : op.operands) {
+          Value *a = eval(o, ctx, error);
+          if (!a)
+            return nullptr;
+          args.push_back(a);
+        }
+        if (op.kind == OpKind::Pow && !isFloat(op.results[0]->type.dtype))
+          r = integerPower(b, op.results[0]->type.dtype, args[0], args[1]);
+        else
+          r = jit::emitElementwise(b, op, args, error);
+        if (!r)
+          return nullptr;
+      }
+      }
+    }
+    ctx.memo[v] = r;
+    return r;
+  }
+
+  // --- reductions (the JIT's accumulation semantics) ----------------------
+  llvm::Type *accType(const Operation &r) {
+    DType t = r.results[0]->type.dtype;
+    if (isSumLike(r.kind) && isFloat(t))
+      return kb_->b().getDoubleTy();
+    return jit::computeType(kb_->context(), t);
+  }
+  Value *accInit(const Operation &r) {
+    DType t = r.results[0]->type.dtype;
+    llvm::Type *at = accType(r);
+    if (isSumLike(r.kind))
+      return isFloat(t) ? (Value *)llvm::ConstantFP::get(at, 0.0) : llvm::ConstantInt::get(at, 0);
+    bool isMax = r.kind == OpKind::ReduceMax;
+    if (isFloat(t))
+      return llvm::ConstantFP::getInfinity(at, isMax);
+    unsigned bits = at->getIntegerBitWidth();
+    if (t == DType::U8)
+      return isMax ? llvm::ConstantInt::get(at, 0)
+                   : llvm::ConstantInt::get(at, llvm::APInt::getMaxValue(bits));
+    return llvm::ConstantInt::get(at, isMax ? llvm::APInt::getSignedMinValue(bits)
+                                            : llvm::APInt::getSignedMaxValue(bits));
+  }
+  Value *accAdd(const Operation &r, Value *acc, Value *x) {
+    llvm::IRBuilder<> &b = kb_->b();
+    DType t = r.results[0]->type.dtype;
+    if (isSumLike(r.kind)) {
+      if (!isFloat(t))
+        return b.CreateAdd(acc, x);
+      if (x->getType() != acc->getType())
+        x = b.CreateFPExt(x, acc->getType());
+      return b.CreateFAdd(acc, x);
+    }
+    bool isMax = r.kind == OpKind::ReduceMax;
+    llvm::Intrinsic::ID id =
+        isFloat(t) ? (isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum)
+        : t == DType::U8 ? (isMax ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
+                         : (isMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
+    return b.CreateIntrinsic(id, {acc->getType()}, {acc, x});
+  }
+  Value *accFinish(const Operation &r, Value *acc) {
+    llvm::IRBuilder<> &b = kb_->b();
+    DType t = r.results[0]->type.dtype;
+    if (r.kind == OpKind::Mean) {
+      int64_t count = 1;
+      for (size_t a = dims_.size() - size_t(inner_); a < dims_.size(); ++a)
+        count *= dims_[a];
+      acc = b.CreateFDiv(acc, llvm::ConstantFP::get(acc->getType(), double(count)));
+    }
+    if (isFloat(t) && acc->getType() != jit::computeType(kb_->context(), t))
+      acc = b.CreateFPTrunc(acc, jit::computeType(kb_->context(), t));
+    return acc;
+  }
+
+  std::vector<Value *> add(const std::vector<Value *> &a, const std::vector<Value *> &c) {
+    std::vector<Value *> out(a.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      out[i] = kb_->b().CreateAdd(a[i], c[i]);
+    return out;
+  }
+
+  void store(size_t k, Ctx &ctx, bool &ok, std::string &error) {
+    const Operation *y = stdlib::terminatorOf(region_);
+    ir::Value *v = y->operands[k];
+    Value *x = eval(v, ctx, error);
+    if (!x) {
+      ok = false;
+      return;
+    }
+    jit::storeElement(kb_->b(), v->type.dtype, x,
+                      elementPtr(outParam_[k], v->type.dtype, ctx.offsets[size_t(outAccess_[k])]));
+  }
+
+  bool emit(GpuLaunch &launch, std::string &error) {
+    std::string name = gm_.kernelName(hasRed_ ? "rows" : "fusion");
+    KernelBuilder kb(gm_, name, kBlock, params_);
+    kb_ = &kb;
+    llvm::IRBuilder<> &b = kb.b();
+    b.setFastMathFlags([] {
+      llvm::FastMathFlags f;
+      f.setAllowContract(true);
+      return f;
+    }());
+    bool ok = true;
+    const Operation *y = stdlib::terminatorOf(region_);
+    int64_t groups;
+    if (!hasRed_) {
+      int64_t total = extent(0, cd_.size());
+      groups = groupsFor(total);
+      auto strides = stridesOver(0, cd_.size());
+      std::vector<int64_t> shape(cd_.begin(), cd_.end());
+      kb.forEachPoint(total, groups, [&](Value *i) {
+        Ctx ctx{pointOffsets(b, i, shape, strides), {}};
+        for (size_t k = 0; k < y->operands.size() && ok; ++k)
+          store(k, ctx, ok, error);
+      });
+    } else {
+      int64_t rows = extent(0, nOuter_), n = extent(nOuter_, nOuter_ + nInner_);
+      groups = std::min<int64_t>(rows, kMaxGroups);
+      std::vector<int64_t> outerShape(cd_.begin(), cd_.begin() + long(nOuter_));
+      std::vector<int64_t> innerShape(cd_.begin() + long(nOuter_), cd_.end());
+      auto outerStrides = stridesOver(0, nOuter_);
+      auto innerStrides = stridesOver(nOuter_, nOuter_ + nInner_);
+      // One work-group array and one accumulator per reduction.
+      std::unordered_map<const Operation *, Value *> shared, accVar;
+      int nRed = 0;
+      for (auto &op : region_.ops)
+        if (stdlib::isRowReduction(op->kind)) {
+          shared[op.get()] = kb.localArray(accType(*op), kBlock, "red" + std::to_string(nRed++));
+          accVar[op.get()] = kb.variable(accType(*op));
+        }
+      Value *tid = kb.localId();
+      Value *blockV = b.getInt64(kBlock);
+      kb.forEachRow(rows, groups, [&](Value *row) {
+        reduced_.clear();
+        std::vector<Value *> rowOffs = pointOffsets(b, row, outerShape, outerStrides);
+        for (auto &opPtr : region_.ops) {
+          const Operation &r = *opPtr;
+          if (!stdlib::isRowReduction(r.kind) || !ok)
+            continue;
+          llvm::Type *at = accType(r);
+          Value *var = accVar[&r], *sh = shared[&r];
+          b.CreateStore(accInit(r), var);
+          kb.loop(tid, b.getInt64(uint64_t(n)), blockV, [&](Value *j) {
+            Ctx ctx{add(rowOffs, pointOffsets(b, j, innerShape, innerStrides)), {}};
+            Value *x = eval(r.operands[0], ctx, error);
+            if (!x) {
+              ok = false;
+              return;
+            }
+            b.CreateStore(accAdd(r, b.CreateLoad(at, var), x), var);
+          });
+          // The tree: shares meet in work-group memory.
+          b.CreateStore(b.CreateLoad(at, var), kb.element(sh, at, tid));
+          kb.barrier();
+          for (unsigned s = kBlock / 2; s > 0; s /= 2) {
+            kb.ifThen(b.CreateICmpULT(tid, b.getInt64(s)), [&] {
+              Value *mine = b.CreateLoad(at, kb.element(sh, at, tid));
+              Value *other =
+                  b.CreateLoad(at, kb.element(sh, at, b.CreateAdd(tid, b.getInt64(s))));
+              b.CreateStore(accAdd(r, mine, other), kb.element(sh, at, tid));
+            });
+            kb.barrier();
+          }
+          Value *total = b.CreateLoad(at, kb.element(sh, at, b.getInt64(0)));
+          // Nobody writes the array again (next row) before all have read it.
+          kb.barrier();
+          reduced_[&r] = accFinish(r, total);
+        }
+        if (!ok)
+          return;
+        bool anyFull = false, anyRow = false;
+        for (size_t k = 0; k < full_.size(); ++k)
+          (full_[k] ? anyFull : anyRow) = true;
+        if (anyRow)
+          kb.ifThen(b.CreateICmpEQ(tid, b.getInt64(0)), [&] {
+            Ctx ctx{rowOffs, {}};
+            for (size_t k = 0; k < full_.size() && ok; ++k)
+              if (!full_[k])
+                store(k, ctx, ok, error);
+          });
+        if (anyFull)
+          kb.loop(tid, b.getInt64(uint64_t(n)), blockV, [&](Value *j) {
+            Ctx ctx{add(rowOffs, pointOffsets(b, j, innerShape, innerStrides)), {}};
+            for (size_t k = 0; k < full_.size() && ok; ++k)
+              if (full_[k])
+                store(k, ctx, ok, error);
+          });
+      });
+    }
+    uint32_t index = kb.finish();
+    kb_ = nullptr;
+    if (!ok)
+      return false;
+    launch.kernel = index;
+    launch.grid[0] = uint32_t(groups);
+    launch.args = refs_;
+    return true;
+  }
+
+  GpuModule &gm_;
+  const Operation &fusion_;
+  const Region &region_;
+  const std::vector<View> &inputs_, &outputs_;
+  const ConstantSink &constants_;
+  KernelBuilder *kb_ = nullptr;
+
+  std::vector<int64_t> dims_, cd_;
+  int inner_ = 0;
+  bool hasRed_ = false;
+  size_t nOuter_ = 0, nInner_ = 0;
+  std::vector<std::vector<int64_t>> acc_;
+  std::vector<int> inputAccess_, outAccess_;
+  std::vector<bool> full_;
+  std::vector<size_t> outParam_;
+  std::unordered_map<const Operation *, int> leafAccess_;
+  std::unordered_map<const Operation *, size_t> constParam_;
+  std::vector<KernelParam> params_;
+  std::vector<GpuRef> refs_;
+  std::unordered_map<const Operation *, Value *> reduced_;
+};
+
+} // namespace
+
+std::vector<Value *> pointOffsets(llvm::IRBuilder<> &b, Value *index,
+                                  const std::vector<int64_t> &shape,
+                                  const std::vector<std::vector<int64_t>> &strides) {
+  std::vector<Value *> offs(strides.size(), b.getInt64(0));
+  Value *rest = index;
+  for (size_t d = shape.size(); d-- > 0;) {
+    Value *c = d == 0 ? rest : b.CreateURem(rest, b.getInt64(uint64_t(shape[d])));
+    if (d > 0)
+      rest = b.CreateUDiv(rest, b.getInt64(uint64_t(shape[d])));
+    for (size_t a = 0; a < strides.size(); ++a) {
+      int64_t s = strides[a][d];
+      if (s != 0)
+        offs[a] = b.CreateAdd(offs[a], b.CreateMul(c, b.getInt64(uint64_t(s))));
+    }
+  }
+  return offs;
+}
+
+std::vector<int64_t> rowMajor(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    s[i - 1] = s[i] * shape[i];
+  return s;
+}
+
+int64_t View::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+bool View::contiguous() const {
+  int64_t expect = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1 && strides[i] != expect)
+      return false;
+    expect *= shape[i];
+  }
+  return true;
+}
+
+View View::dense(GpuRef ref, const ir::TensorType &type) {
+  View v;
+  v.ref = ref;
+  v.dtype = type.dtype;
+  v.shape = type.sizes();
+  v.strides = rowMajor(v.shape);
+  return v;
+}
+
+bool emitFusionKernel(GpuModule &gm, const Operation &fusion, const std::vector<View> &inputs,
+                      const std::vector<View> &outputs, const ConstantSink &constants,
+                      GpuLaunch &launch, std::string &error) {
+  return FusionEmitter(gm, fusion, inputs, outputs, constants).run(launch, error);
+}
+
+} // namespace mdl::backend::hip

@@ -1,0 +1,78 @@
+// Internal to the GPU generator: the kernel emitters and what they share.
+//
+// Values of a segment live in buffers named by GpuRef (an input, an output,
+// the scratch area, the constant data); a View adds the element type, shape
+// and element strides, so kernels read transposed, sliced and broadcast
+// values in place. While a segment is lowered, a Scratch reference's
+// `index` names a scratch slot (ScratchPlan.h), which planning later turns
+// into an offset in the one scratch area.
+//
+// Each emitter builds one kernel with KernelBuilder (through the target's
+// hooks only) and returns the launch: kernel, grid and arguments.
+//   emitFusionKernel  a `fusion` operation: element-wise chains with
+//                     broadcasting, and row reductions (one work-group per
+//                     row, a tree in work-group memory) (FusionKernels.cpp)
+//   emitCopyKernel    a strided copy between two views (DataKernels.cpp)
+//   emitFillKernel    a view filled with one value
+//   emitGatherKernel  gather / embedding / dynamic_index along an axis
+//   emitArgReduceKernel  argmax / argmin / prod over the trailing axes
+//   emitGemmKernel    C = A @ B, tiled in work-group memory (GemmKernel.cpp)
+//   emitConvKernel, emitPoolKernel  conv2d and the pools, direct
+//                     (ConvKernels.cpp)
+#pragma once
+
+#include "backend/hip/GpuProgram.h"
+#include "backend/hip/codegen/KernelBuilder.h"
+#include "ir/IR.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mdl::backend::hip {
+
+/// A value in device memory: a buffer at a byte offset (that of the
+/// element at index 0) and element strides (0 along broadcast axes).
+struct View {
+  GpuRef ref;
+  ir::DType dtype = ir::DType::F32;
+  std::vector<int64_t> shape, strides;
+
+  int64_t numElements() const;
+  /// Row-major and dense (a plain block of bytes).
+  bool contiguous() const;
+  /// A contiguous view of `type` at `ref`.
+  static View dense(GpuRef ref, const ir::TensorType &type);
+};
+
+/// Row-major element strides of `shape`.
+std::vector<int64_t> rowMajor(const std::vector<int64_t> &shape);
+
+/// Ships bytes as constant data; returns their reference.
+using ConstantSink = std::function<GpuRef(const std::string &bytes)>;
+
+/// Offsets of several accesses at point `index` of `shape` (row-major
+/// order): for access a, sum over axes of coordinate * strides[a][axis].
+std::vector<llvm::Value *> pointOffsets(llvm::IRBuilder<> &b, llvm::Value *index,
+                                        const std::vector<int64_t> &shape,
+                                        const std::vector<std::vector<int64_t>> &strides);
+
+bool emitFusionKernel(GpuModule &gm, const ir::Operation &fusion, const std::vector<View> &inputs,
+                      const std::vector<View> &outputs, const ConstantSink &constants,
+                      GpuLaunch &launch, std::string &error);
+
+GpuLaunch emitCopyKernel(GpuModule &gm, const View &dst, const View &src);
+/// `value`: the bytes of one element of dst's type.
+GpuLaunch emitFillKernel(GpuModule &gm, const View &dst, const std::string &value);
+/// out[pre, idx..., post] = x[pre, idx[idx...], post] along `axis` of x;
+/// indices below zero count from the end, and out-of-range ones are
+/// clamped (the CPU kernels report them).
+GpuLaunch emitGatherKernel(GpuModule &gm, const View &out, const View &x, const View &idx,
+                           int axis);
+/// argmax / argmin (i64 results) or prod over the last `inner` axes of x.
+GpuLaunch emitArgReduceKernel(GpuModule &gm, ir::OpKind kind, const View &out, const View &x,
+                              int inner);
+/// The fallback kernel of a Gemm step (`g` describes the product).
+GpuLaunch emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype);
+
+} // namespace mdl::backend::hip
