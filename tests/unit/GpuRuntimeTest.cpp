@@ -27,9 +27,8 @@ struct Opened {
 };
 
 Opened openGpu(const char *runtime, int64_t ordinal, int64_t timings = 0) {
-  mdl_device_arg args[] = {{"ordinal", ordinal, nullptr},
-                           {"hip_runtime", 0, runtime},
-                           {"timings", timings, nullptr}};
+  mdl_device_arg args[] = {
+      {"ordinal", ordinal, nullptr}, {"hip_runtime", 0, runtime}, {"timings", timings, nullptr}};
   const char *err = nullptr;
   Opened o;
   o.dev = rt().open(args, 3, &err);
@@ -58,18 +57,14 @@ std::string &bitcode() {
   return bytes;
 }
 
-GpuRef in(uint32_t i, int64_t offset = 0) {
-  return {GpuRef::Kind::Input, i, offset};
-}
-GpuRef out(uint32_t i, int64_t offset = 0) {
-  return {GpuRef::Kind::Output, i, offset};
-}
+GpuRef in(uint32_t i, int64_t offset = 0) { return {GpuRef::Kind::Input, i, offset}; }
+GpuRef out(uint32_t i, int64_t offset = 0) { return {GpuRef::Kind::Output, i, offset}; }
 GpuRef scratch(int64_t offset) { return {GpuRef::Kind::Scratch, 0, offset}; }
 GpuRef constant(int64_t offset) { return {GpuRef::Kind::Constant, 0, offset}; }
 GpuRef i64(int64_t v) { return {GpuRef::Kind::Int64, 0, v}; }
 
-GpuStep launchStep(uint32_t kernel, uint32_t gridX, std::vector<GpuRef> args,
-                   uint32_t line, std::string what, uint32_t gridY = 1) {
+GpuStep launchStep(uint32_t kernel, uint32_t gridX, std::vector<GpuRef> args, uint32_t line,
+                   std::string what, uint32_t gridY = 1) {
   GpuStep s;
   s.kind = GpuStep::Kind::Launch;
   s.line = line;
@@ -100,8 +95,7 @@ GpuProgram testProgram() {
                {"matmul", {4, 4, 1}, 0},
                {"sum64", {64, 1, 1}, 256}};
   p.inputs = {{MDL_F32, {8, 16}}, {MDL_F32, {16, 4}}, {MDL_F32, {128}}};
-  p.outputs = {
-      {MDL_F32, {8, 4}}, {MDL_F32, {128}}, {MDL_F32, {2}}, {MDL_F32, {128}}};
+  p.outputs = {{MDL_F32, {8, 4}}, {MDL_F32, {128}}, {MDL_F32, {2}}, {MDL_F32, {128}}};
   p.scratchBytes = 1024;
   float half = 0.5f;
   p.constants.assign(64, '\0'); // the constant sits at offset 32
@@ -120,13 +114,10 @@ GpuProgram testProgram() {
   g.fallback.grid[1] = 2;
   g.fallback.args = {in(0), in(1), out(0), i64(8), i64(4), i64(16)};
   p.steps.push_back(gemm);
+  p.steps.push_back(launchStep(kAdd, 2, {in(2), in(2), scratch(512), i64(128)}, 11, "v + v"));
   p.steps.push_back(
-      launchStep(kAdd, 2, {in(2), in(2), scratch(512), i64(128)}, 11, "v + v"));
-  p.steps.push_back(launchStep(kScale, 2,
-                               {scratch(512), constant(32), out(1), i64(128)},
-                               12, "(v + v) * 0.5"));
-  p.steps.push_back(
-      launchStep(kSum64, 2, {in(2), out(2)}, 13, "sum of halves"));
+      launchStep(kScale, 2, {scratch(512), constant(32), out(1), i64(128)}, 12, "(v + v) * 0.5"));
+  p.steps.push_back(launchStep(kSum64, 2, {in(2), out(2)}, 13, "sum of halves"));
   GpuStep copy;
   copy.kind = GpuStep::Kind::Copy;
   copy.line = 14;
@@ -194,16 +185,11 @@ TEST_F(OpenClTest, AddressesInsideAnAllocationMapToOffsets) {
   std::vector<float> x(10), y(10);
   std::iota(x.begin(), x.end(), 0.0f);
   std::iota(y.begin(), y.end(), 100.0f);
-  ASSERT_EQ(rt().copy_in(dev, &F32(arena + 1024, {10}), x.data()), 0)
-      << lastError();
-  ASSERT_EQ(rt().copy_in(dev, &F32(arena + 2048, {10}), y.data()), 0)
-      << lastError();
-  ASSERT_EQ(rt().copy(dev, &F32(arena + 3000, {10}), &F32(arena + 1024, {10})),
-            0)
-      << lastError();
+  ASSERT_EQ(rt().copy_in(dev, &F32(arena + 1024, {10}), x.data()), 0) << lastError();
+  ASSERT_EQ(rt().copy_in(dev, &F32(arena + 2048, {10}), y.data()), 0) << lastError();
+  ASSERT_EQ(rt().copy(dev, &F32(arena + 3000, {10}), &F32(arena + 1024, {10})), 0) << lastError();
   std::vector<float> all(1024);
-  ASSERT_EQ(rt().copy_out(dev, all.data(), &F32(arena, {1024})), 0)
-      << lastError();
+  ASSERT_EQ(rt().copy_out(dev, all.data(), &F32(arena, {1024})), 0) << lastError();
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(all[256 + i], x[i]);
     EXPECT_EQ(all[512 + i], y[i]);
@@ -216,15 +202,12 @@ TEST_F(OpenClTest, StrayAddressesAreErrors) {
   char *p = static_cast<char *>(alloc(400));
   std::vector<float> host(200);
   EXPECT_NE(rt().copy_out(dev, host.data(), &F32(p, {200})), 0);
-  EXPECT_NE(lastError().find("run past the end of its 400-byte allocation"),
-            std::string::npos)
+  EXPECT_NE(lastError().find("run past the end of its 400-byte allocation"), std::string::npos)
       << lastError();
   EXPECT_NE(rt().copy_in(dev, &F32(host.data(), {4}), host.data()), 0);
-  EXPECT_NE(lastError().find("is not memory of this device"), std::string::npos)
-      << lastError();
+  EXPECT_NE(lastError().find("is not memory of this device"), std::string::npos) << lastError();
   EXPECT_NE(rt().copy_in(dev, &F32(p, {4}), nullptr), 0);
-  EXPECT_NE(lastError().find("needs the value itself"), std::string::npos)
-      << lastError();
+  EXPECT_NE(lastError().find("needs the value itself"), std::string::npos) << lastError();
   // Strided views never reach a device; the runtime refuses rather than
   // misreads them.
   int64_t shape[] = {2, 2}, strides[] = {1, 2};
@@ -246,11 +229,8 @@ TEST_F(OpenClTest, PeerCopiesBetweenDevices) {
   char *src = static_cast<char *>(alloc(2000));
   char *dst = static_cast<char *>(rt().alloc(second.dev, 2000));
   ASSERT_NE(dst, nullptr);
-  ASSERT_EQ(rt().copy_in(dev, &F32(src + 400, {300}), x.data()), 0)
-      << lastError();
-  ASSERT_EQ(rt().copy_peer(second.dev, &F32(dst + 800, {300}), dev,
-                           &F32(src + 400, {300})),
-            0)
+  ASSERT_EQ(rt().copy_in(dev, &F32(src + 400, {300}), x.data()), 0) << lastError();
+  ASSERT_EQ(rt().copy_peer(second.dev, &F32(dst + 800, {300}), dev, &F32(src + 400, {300})), 0)
       << rt().last_error(second.dev);
   std::vector<float> back(300);
   ASSERT_EQ(rt().copy_out(second.dev, back.data(), &F32(dst + 800, {300})), 0);
@@ -265,8 +245,7 @@ TEST_F(OpenClTest, PeerCopiesBetweenDevices) {
 /// Inputs of testProgram() and the outputs a run should give.
 struct ProgramData {
   std::vector<float> a, b, v, product, scaled, sums;
-  ProgramData()
-      : a(8 * 16), b(16 * 4), v(128), product(8 * 4), scaled(128), sums(2) {
+  ProgramData() : a(8 * 16), b(16 * 4), v(128), product(8 * 4), scaled(128), sums(2) {
     for (size_t i = 0; i < a.size(); ++i)
       a[i] = float(int(i % 7) - 3);
     for (size_t i = 0; i < b.size(); ++i)
@@ -295,8 +274,7 @@ struct ProgramBuffers {
   std::vector<mdl_buffer> inBufs, outBufs;
   ProgramBuffers(const ProgramBuffers &) = delete;
   ProgramBuffers(mdl_device *d, const ProgramData &data) : dev(d) {
-    auto add = [&](std::vector<F32> &list, std::vector<int64_t> shape,
-                   const float *host) {
+    auto add = [&](std::vector<F32> &list, std::vector<int64_t> shape, const float *host) {
       int64_t n = 4;
       for (int64_t s : shape)
         n *= s;
@@ -327,8 +305,7 @@ struct ProgramBuffers {
   }
   std::vector<float> read(size_t output, size_t n) {
     std::vector<float> v(n);
-    EXPECT_EQ(r.copy_out(dev, v.data(), &outBufs[output]), 0)
-        << r.last_error(dev);
+    EXPECT_EQ(r.copy_out(dev, v.data(), &outBufs[output]), 0) << r.last_error(dev);
     return v;
   }
 };
@@ -344,9 +321,7 @@ TEST_F(OpenClTest, RunsEveryKindOfStep) {
   mdl_program *p = load(dev, testProgram().serialize());
   ASSERT_NE(p, nullptr) << lastError();
   for (int run = 0; run < 2; ++run) // scratch and constants stay loaded
-    ASSERT_EQ(rt().run(dev, p, bufs.inBufs.data(), 3, bufs.outBufs.data(), 4),
-              0)
-        << lastError();
+    ASSERT_EQ(rt().run(dev, p, bufs.inBufs.data(), 3, bufs.outBufs.data(), 4), 0) << lastError();
   EXPECT_EQ(bufs.read(0, 32), data.product);
   EXPECT_EQ(bufs.read(1, 128), data.scaled);
   EXPECT_EQ(bufs.read(2, 2), data.sums);
@@ -369,13 +344,9 @@ TEST_F(OpenClTest, SegmentsOnTwoDevicesAndAPeerCopyInOrder) {
   // Both run (enqueued, nothing waits); then the first device's product
   // goes to the second device, over what the second computed itself: the
   // copy must come after the first device's kernels and after the second's.
-  ASSERT_EQ(rt().run(dev, p0, first.inBufs.data(), 3, first.outBufs.data(), 4),
-            0);
-  ASSERT_EQ(
-      rt().run(second.dev, p1, other.inBufs.data(), 3, other.outBufs.data(), 4),
-      0);
-  ASSERT_EQ(
-      rt().copy_peer(second.dev, &other.outBufs[1], dev, &first.outBufs[3]), 0)
+  ASSERT_EQ(rt().run(dev, p0, first.inBufs.data(), 3, first.outBufs.data(), 4), 0);
+  ASSERT_EQ(rt().run(second.dev, p1, other.inBufs.data(), 3, other.outBufs.data(), 4), 0);
+  ASSERT_EQ(rt().copy_peer(second.dev, &other.outBufs[1], dev, &first.outBufs[3]), 0)
       << rt().last_error(second.dev);
   EXPECT_EQ(other.read(1, 128), data.scaled);
   EXPECT_EQ(other.read(0, 32), data.product);
@@ -416,15 +387,13 @@ TEST_F(OpenClTest, DamagedProgramsAreErrors) {
   GpuProgram other = testProgram();
   other.target = "gfx90a";
   other.codeFormat = GpuCodeFormat::AmdgpuCodeObject;
-  refused(other.serialize(),
-          "compiled for gfx90a, and this device runs spir64 code");
+  refused(other.serialize(), "compiled for gfx90a, and this device runs spir64 code");
   GpuProgram format = testProgram();
   format.codeFormat = GpuCodeFormat::Ptx;
   refused(format.serialize(), "carries PTX");
   GpuProgram copy = testProgram();
   copy.steps.back().copy.bytes = 513;
-  refused(copy.serialize(),
-          "step 4: a copy of 513 bytes runs past its buffers");
+  refused(copy.serialize(), "step 4: a copy of 513 bytes runs past its buffers");
   GpuProgram gemm = testProgram();
   gemm.steps[0].gemm.k = 17;
   refused(gemm.serialize(), "step 0: a product of 8x17 by 17x4");
@@ -436,14 +405,12 @@ TEST_F(OpenClTest, DamagedProgramsAreErrors) {
   refused(block.serialize(), "has blocks of 16777216 threads");
   GpuProgram code = testProgram();
   code.code = "not bitcode";
-  refused(
-      code.serialize(),
-      "failed: CL_"); // refused by clCreateProgramWithBinary or clBuildProgram
+  refused(code.serialize(),
+          "failed: CL_"); // refused by clCreateProgramWithBinary or clBuildProgram
 
   mdl_artifact foreign{"cpu-kernels", good.data(), good.size()};
   EXPECT_EQ(rt().load(dev, &foreign), nullptr);
-  EXPECT_NE(lastError().find("not 'cpu-kernels'"), std::string::npos)
-      << lastError();
+  EXPECT_NE(lastError().find("not 'cpu-kernels'"), std::string::npos) << lastError();
 }
 
 TEST_F(OpenClTest, RunErrorsNameTheStepsLine) {
@@ -454,31 +421,25 @@ TEST_F(OpenClTest, RunErrorsNameTheStepsLine) {
   mdl_program *p = load(dev, prog.serialize());
   ASSERT_NE(p, nullptr) << lastError();
   EXPECT_NE(rt().run(dev, p, bufs.inBufs.data(), 3, bufs.outBufs.data(), 4), 0);
-  EXPECT_EQ(lastError().rfind(
-                "12:3: (v + v) * 0.5: kernel 'scale': the kernel takes 7 "
-                "arguments, and the program gives it 6",
-                0),
+  EXPECT_EQ(lastError().rfind("12:3: (v + v) * 0.5: kernel 'scale': the kernel takes 7 "
+                              "arguments, and the program gives it 6",
+                              0),
             0u)
       << lastError();
   // Buffers that are not the program's inputs.
   EXPECT_NE(rt().run(dev, p, bufs.inBufs.data(), 2, bufs.outBufs.data(), 4), 0);
-  EXPECT_NE(lastError().find("takes 3 inputs, and was given 2"),
-            std::string::npos)
-      << lastError();
+  EXPECT_NE(lastError().find("takes 3 inputs, and was given 2"), std::string::npos) << lastError();
   std::vector<mdl_buffer> swapped = bufs.inBufs;
   std::swap(swapped[0], swapped[1]);
   EXPECT_NE(rt().run(dev, p, swapped.data(), 3, bufs.outBufs.data(), 4), 0);
-  EXPECT_NE(
-      lastError().find(
-          "input 0 is f32[16, 4], and the GPU program expects f32[8, 16]"),
-      std::string::npos)
+  EXPECT_NE(lastError().find("input 0 is f32[16, 4], and the GPU program expects f32[8, 16]"),
+            std::string::npos)
       << lastError();
   std::vector<mdl_buffer> stray = bufs.inBufs;
   float host[128];
   stray[2].data = host;
   EXPECT_NE(rt().run(dev, p, stray.data(), 3, bufs.outBufs.data(), 4), 0);
-  EXPECT_NE(lastError().find("input 2: address"), std::string::npos)
-      << lastError();
+  EXPECT_NE(lastError().find("input 2: address"), std::string::npos) << lastError();
   rt().unload(dev, p);
 }
 
@@ -493,8 +454,7 @@ TEST(GpuRuntimeTimings, CountLaunchesAndBytes) {
     mdl_program *p = load(o.dev, testProgram().serialize());
     ASSERT_NE(p, nullptr) << rt().last_error(o.dev);
     for (int run = 0; run < 3; ++run)
-      ASSERT_EQ(
-          rt().run(o.dev, p, bufs.inBufs.data(), 3, bufs.outBufs.data(), 4), 0);
+      ASSERT_EQ(rt().run(o.dev, p, bufs.inBufs.data(), 3, bufs.outBufs.data(), 4), 0);
     bufs.read(2, 2);
     rt().unload(o.dev, p);
   }
@@ -505,10 +465,8 @@ TEST(GpuRuntimeTimings, CountLaunchesAndBytes) {
   // BLAS), 3 runs; in: the three inputs (and the 64 bytes of constants);
   // out: the one read; within: 3 copies of 512 bytes.
   EXPECT_NE(printed.find("gpu 0: "), std::string::npos) << printed;
-  EXPECT_NE(printed.find("12 launches of 4 kernels"), std::string::npos)
-      << printed;
-  EXPECT_NE(printed.find(
-                "copied in 1.3 KiB, out 8 B, from peers 0 B, within 1.5 KiB"),
+  EXPECT_NE(printed.find("12 launches of 4 kernels"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("copied in 1.3 KiB, out 8 B, from peers 0 B, within 1.5 KiB"),
             std::string::npos)
       << printed;
   for (const char *row : {"matmul", "add", "scale", "sum64", "sum of halves"})
@@ -518,8 +476,7 @@ TEST(GpuRuntimeTimings, CountLaunchesAndBytes) {
 TEST(GpuRuntimeOpen, AbsentRuntimesAndDevicesAreReasons) {
   Opened bogus = openGpu("vulkan", 0);
   ASSERT_EQ(bogus.dev, nullptr);
-  EXPECT_EQ(bogus.why,
-            "unknown GPU runtime 'vulkan' (auto, hip, cuda or opencl)");
+  EXPECT_EQ(bogus.why, "unknown GPU runtime 'vulkan' (auto, hip, cuda or opencl)");
   // Where a vendor's GPU exists this opens it; elsewhere the reason names
   // the API and what was missing.
   for (const char *api : {"hip", "cuda"}) {

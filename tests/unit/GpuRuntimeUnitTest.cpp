@@ -39,13 +39,11 @@ TEST(GpuAddressMap, RefusesRangesOutsideOneAllocation) {
   EXPECT_EQ(llvm::toString(past.takeError()),
             "200 bytes at 0x10fa0 run past the end of its 4096-byte allocation "
             "(at offset 4000)");
-  for (uint64_t stray :
-       {uint64_t(0), uint64_t(0xffff), uint64_t(0x12000), uint64_t(0x99999)}) {
+  for (uint64_t stray : {uint64_t(0), uint64_t(0xffff), uint64_t(0x12000), uint64_t(0x99999)}) {
     auto r = map.resolve(stray, 1);
     ASSERT_FALSE(bool(r));
-    EXPECT_NE(
-        llvm::toString(r.takeError()).find("is not memory of this device"),
-        std::string::npos);
+    EXPECT_NE(llvm::toString(r.takeError()).find("is not memory of this device"),
+              std::string::npos);
   }
   EXPECT_TRUE(map.erase(0x10000).has_value());
   EXPECT_FALSE(map.erase(0x10000).has_value());
@@ -56,8 +54,7 @@ TEST(GpuAddressMap, RefusesRangesOutsideOneAllocation) {
 }
 
 TEST(GpuDynamicLibrary, SaysWhatWasTried) {
-  auto missing = DynamicLibrary::open(
-      nullptr, {"libmdl-no-such-library.so.7", "libnope.so"});
+  auto missing = DynamicLibrary::open(nullptr, {"libmdl-no-such-library.so.7", "libnope.so"});
   ASSERT_FALSE(bool(missing));
   EXPECT_EQ(llvm::toString(missing.takeError()),
             "libmdl-no-such-library.so.7, libnope.so not found");
@@ -94,22 +91,21 @@ TEST(GpuVendorBlas, RowMajorProductsAreTransposedColumnMajorCalls) {
   EXPECT_TRUE(c.fitsInt);
 
   // Check the mapping numerically with a naive column-major GEMM.
-  auto colMajorGemm =
-      [](const ColumnMajorGemm &c, const std::vector<float> &first,
-         const std::vector<float> &second, std::vector<float> &out) {
-        for (int64_t i = 0; i < c.m; ++i)
-          for (int64_t j = 0; j < c.n; ++j) {
-            float s = 0;
-            for (int64_t l = 0; l < c.k; ++l) {
-              float x = c.transFirst ? first[size_t(i * c.ldFirst + l)]
-                                     : first[size_t(l * c.ldFirst + i)];
-              float y = c.transSecond ? second[size_t(l * c.ldSecond + j)]
-                                      : second[size_t(j * c.ldSecond + l)];
-              s += x * y;
-            }
-            out[size_t(j * c.ldc + i)] = s;
-          }
-      };
+  auto colMajorGemm = [](const ColumnMajorGemm &c, const std::vector<float> &first,
+                         const std::vector<float> &second, std::vector<float> &out) {
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        float s = 0;
+        for (int64_t l = 0; l < c.k; ++l) {
+          float x =
+              c.transFirst ? first[size_t(i * c.ldFirst + l)] : first[size_t(l * c.ldFirst + i)];
+          float y = c.transSecond ? second[size_t(l * c.ldSecond + j)]
+                                  : second[size_t(j * c.ldSecond + l)];
+          s += x * y;
+        }
+        out[size_t(j * c.ldc + i)] = s;
+      }
+  };
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       BlasGemm h;
@@ -126,9 +122,8 @@ TEST(GpuVendorBlas, RowMajorProductsAreTransposedColumnMajorCalls) {
       for (int r = 0; r < 3; ++r)
         for (int col = 0; col < 5; ++col)
           for (int l = 0; l < 4; ++l)
-            want[size_t(r * 5 + col)] +=
-                (ta ? a[size_t(l * 3 + r)] : a[size_t(r * 4 + l)]) *
-                (tb ? b[size_t(col * 4 + l)] : b[size_t(l * 5 + col)]);
+            want[size_t(r * 5 + col)] += (ta ? a[size_t(l * 3 + r)] : a[size_t(r * 4 + l)]) *
+                                         (tb ? b[size_t(col * 4 + l)] : b[size_t(l * 5 + col)]);
       ColumnMajorGemm m = columnMajor(h);
       EXPECT_EQ(m.transFirst, tb);
       EXPECT_EQ(m.transSecond, ta);
@@ -143,16 +138,14 @@ TEST(GpuVendorBlas, RowMajorProductsAreTransposedColumnMajorCalls) {
 TEST(GpuVendorBlas, CublasHasEveryEntryPointMdlCalls) {
   auto lib = cublasLibrary();
   if (!lib)
-    GTEST_SKIP() << "no cuBLAS on this machine ("
-                 << llvm::toString(lib.takeError()) << ")";
+    GTEST_SKIP() << "no cuBLAS on this machine (" << llvm::toString(lib.takeError()) << ")";
   EXPECT_NE(lib->find("libcublas"), std::string::npos) << *lib;
 }
 
 TEST(GpuVendorBlas, RocblasHasEveryEntryPointMdlCalls) {
   auto lib = rocblasLibrary();
   if (!lib)
-    GTEST_SKIP() << "no rocBLAS on this machine ("
-                 << llvm::toString(lib.takeError()) << ")";
+    GTEST_SKIP() << "no rocBLAS on this machine (" << llvm::toString(lib.takeError()) << ")";
   EXPECT_NE(lib->find("librocblas"), std::string::npos) << *lib;
 }
 

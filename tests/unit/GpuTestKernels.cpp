@@ -170,8 +170,7 @@ done:
 std::string gpuTestKernelsBitcode(std::string &error) {
   llvm::LLVMContext context;
   llvm::SMDiagnostic diag;
-  std::unique_ptr<llvm::Module> module =
-      llvm::parseAssemblyString(kKernels, diag, context);
+  std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(kKernels, diag, context);
   if (!module) {
     llvm::raw_string_ostream os(error);
     diag.print("test kernels", os);

@@ -26,8 +26,7 @@ std::optional<DeviceMemory> AddressMap::erase(uint64_t address) {
   return m;
 }
 
-llvm::Expected<DeviceRef> AddressMap::resolve(uint64_t address,
-                                              uint64_t bytes) const {
+llvm::Expected<DeviceRef> AddressMap::resolve(uint64_t address, uint64_t bytes) const {
   auto it = allocations_.upper_bound(address);
   if (it != allocations_.begin()) {
     --it;
@@ -35,17 +34,16 @@ llvm::Expected<DeviceRef> AddressMap::resolve(uint64_t address,
     uint64_t offset = address - it->first;
     if (offset < a.bytes) {
       if (bytes > a.bytes - offset)
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            std::to_string(bytes) + " bytes at " + hex(address) +
-                " run past the end of its " + std::to_string(a.bytes) +
-                "-byte allocation (at offset " + std::to_string(offset) + ")");
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       std::to_string(bytes) + " bytes at " + hex(address) +
+                                           " run past the end of its " + std::to_string(a.bytes) +
+                                           "-byte allocation (at offset " + std::to_string(offset) +
+                                           ")");
       return DeviceRef{a.memory, offset};
     }
   }
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "address " + hex(address) +
-                                     " is not memory of this device");
+                                 "address " + hex(address) + " is not memory of this device");
 }
 
 std::vector<DeviceMemory> AddressMap::all() const {

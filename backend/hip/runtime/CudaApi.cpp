@@ -65,15 +65,12 @@ struct CudaLibrary {
   CUresult (*memcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
   CUresult (*memcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
   CUresult (*memcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-  CUresult (*memcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext,
-                              size_t, CUstream);
-  CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
-                               void **);
+  CUresult (*memcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
+  CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
   CUresult (*moduleUnload)(CUmodule);
   CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
-  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                           unsigned, unsigned, unsigned, CUstream, void **,
-                           void **);
+  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, CUstream, void **, void **);
   CUresult (*eventCreate)(CUevent *, unsigned);
   CUresult (*eventRecord)(CUevent, CUstream);
   CUresult (*eventQuery)(CUevent);
@@ -93,18 +90,14 @@ struct CudaLibrary {
         {reinterpret_cast<void **>(&deviceGetCount), "cuDeviceGetCount"},
         {reinterpret_cast<void **>(&deviceGet), "cuDeviceGet"},
         {reinterpret_cast<void **>(&deviceGetName), "cuDeviceGetName"},
-        {reinterpret_cast<void **>(&deviceGetAttribute),
-         "cuDeviceGetAttribute"},
+        {reinterpret_cast<void **>(&deviceGetAttribute), "cuDeviceGetAttribute"},
         {reinterpret_cast<void **>(&deviceTotalMem), "cuDeviceTotalMem_v2"},
-        {reinterpret_cast<void **>(&deviceCanAccessPeer),
-         "cuDeviceCanAccessPeer"},
-        {reinterpret_cast<void **>(&primaryCtxRetain),
-         "cuDevicePrimaryCtxRetain"},
-        {reinterpret_cast<void **>(&primaryCtxRelease),
-         "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"},
+        {reinterpret_cast<void **>(&deviceCanAccessPeer), "cuDeviceCanAccessPeer"},
+        {reinterpret_cast<void **>(&primaryCtxRetain), "cuDevicePrimaryCtxRetain"},
+        {reinterpret_cast<void **>(&primaryCtxRelease), "cuDevicePrimaryCtxRelease_v2",
+         "cuDevicePrimaryCtxRelease"},
         {reinterpret_cast<void **>(&ctxSetCurrent), "cuCtxSetCurrent"},
-        {reinterpret_cast<void **>(&ctxEnablePeerAccess),
-         "cuCtxEnablePeerAccess"},
+        {reinterpret_cast<void **>(&ctxEnablePeerAccess), "cuCtxEnablePeerAccess"},
         {reinterpret_cast<void **>(&streamCreate), "cuStreamCreate"},
         {reinterpret_cast<void **>(&streamDestroy), "cuStreamDestroy_v2"},
         {reinterpret_cast<void **>(&streamSynchronize), "cuStreamSynchronize"},
@@ -127,8 +120,7 @@ struct CudaLibrary {
         {reinterpret_cast<void **>(&eventDestroy), "cuEventDestroy_v2"},
         {reinterpret_cast<void **>(&getErrorName), "cuGetErrorName"}};
     for (const Entry &e : entries)
-      if (Error err = e.older ? lib.bindAny(*e.fn, {e.name, e.older})
-                              : lib.bind(*e.fn, e.name))
+      if (Error err = e.older ? lib.bindAny(*e.fn, {e.name, e.older}) : lib.bind(*e.fn, e.name))
         return err;
     return Error::success();
   }
@@ -158,8 +150,7 @@ struct Cuda {
   }
 
   void init() {
-    auto lib = DynamicLibrary::open("MDL_CUDA_LIBRARY",
-                                    {"libcuda.so.1", "libcuda.so"});
+    auto lib = DynamicLibrary::open("MDL_CUDA_LIBRARY", {"libcuda.so.1", "libcuda.so"});
     if (!lib) {
       problem = "CUDA: " + llvm::toString(lib.takeError());
       return;
@@ -170,8 +161,7 @@ struct Cuda {
     }
     CUresult r = cu.init(0);
     if (r == kStubLibrary) {
-      problem = "CUDA: " + lib->name() +
-                " is the toolkit's stub, not an NVIDIA driver";
+      problem = "CUDA: " + lib->name() + " is the toolkit's stub, not an NVIDIA driver";
       return;
     }
     if (r == kNoDevice) {
@@ -217,8 +207,7 @@ private:
 
 class CudaDevice : public GpuDevice {
 public:
-  CudaDevice(Cuda &cuda, CUdevice device, CUcontext ctx, CUstream stream,
-             GpuDeviceInfo info)
+  CudaDevice(Cuda &cuda, CUdevice device, CUcontext ctx, CUstream stream, GpuDeviceInfo info)
       : cuda_(cuda), cu_(cuda.cu), device_(device), ctx_(ctx), stream_(stream),
         info_(std::move(info)) {}
 
@@ -256,29 +245,25 @@ public:
   Error copyIn(const DeviceRef &dst, const void *src, uint64_t bytes) override {
     current();
     // From pageable memory, the driver has taken the bytes when it returns.
-    return check("cuMemcpyHtoDAsync",
-                 cu_.memcpyHtoDAsync(dst.address(), src, bytes, stream_));
+    return check("cuMemcpyHtoDAsync", cu_.memcpyHtoDAsync(dst.address(), src, bytes, stream_));
   }
 
   Error copyOut(void *dst, const DeviceRef &src, uint64_t bytes) override {
     current();
     if (Error e =
-            check("cuMemcpyDtoHAsync",
-                  cu_.memcpyDtoHAsync(dst, src.address(), bytes, stream_)))
+            check("cuMemcpyDtoHAsync", cu_.memcpyDtoHAsync(dst, src.address(), bytes, stream_)))
       return e;
     return synchronize();
   }
 
-  Error copy(const DeviceRef &dst, const DeviceRef &src,
-             uint64_t bytes) override {
+  Error copy(const DeviceRef &dst, const DeviceRef &src, uint64_t bytes) override {
     current();
-    return check(
-        "cuMemcpyDtoDAsync",
-        cu_.memcpyDtoDAsync(dst.address(), src.address(), bytes, stream_));
+    return check("cuMemcpyDtoDAsync",
+                 cu_.memcpyDtoDAsync(dst.address(), src.address(), bytes, stream_));
   }
 
-  Error copyFromPeer(const DeviceRef &dst, GpuDevice &fromDevice,
-                     const DeviceRef &src, uint64_t bytes) override {
+  Error copyFromPeer(const DeviceRef &dst, GpuDevice &fromDevice, const DeviceRef &src,
+                     uint64_t bytes) override {
     auto *from = dynamic_cast<CudaDevice *>(&fromDevice);
     if (!from) {
       std::vector<char> staging(bytes);
@@ -292,15 +277,13 @@ public:
     // stream waits for the copy before it may overwrite them.
     if (Error e = wait(*from, *this))
       return e;
-    if (Error e = check("cuMemcpyPeerAsync",
-                        cu_.memcpyPeerAsync(dst.address(), ctx_, src.address(),
-                                            from->ctx_, bytes, stream_)))
+    if (Error e = check("cuMemcpyPeerAsync", cu_.memcpyPeerAsync(dst.address(), ctx_, src.address(),
+                                                                 from->ctx_, bytes, stream_)))
       return e;
     return wait(*this, *from);
   }
 
-  Expected<std::unique_ptr<GpuModule>>
-  loadModule(const std::string &code) override {
+  Expected<std::unique_ptr<GpuModule>> loadModule(const std::string &code) override {
     current();
     std::string ptx = code;
     if (ptx.empty() || ptx.back() != '\0')
@@ -320,31 +303,27 @@ public:
     return std::make_unique<CudaModule>(cu_, ctx_, module);
   }
 
-  Error launch(void *kernel, const LaunchShape &shape,
-               const std::vector<KernelArg> &args, int timingTag) override {
+  Error launch(void *kernel, const LaunchShape &shape, const std::vector<KernelArg> &args,
+               int timingTag) override {
     current();
     // One pointer parameter per buffer (its address), i64 scalars.
     std::vector<uint64_t> values(args.size());
     std::vector<void *> params(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
-      values[i] =
-          args[i].isBuffer ? args[i].buffer.address() : uint64_t(args[i].value);
+      values[i] = args[i].isBuffer ? args[i].buffer.address() : uint64_t(args[i].value);
       params[i] = &values[i];
     }
     return timed(timingTag, [&] {
       return check("cuLaunchKernel",
-                   cu_.launchKernel(static_cast<CUfunction>(kernel),
-                                    shape.grid[0], shape.grid[1], shape.grid[2],
-                                    shape.block[0], shape.block[1],
-                                    shape.block[2], 0, stream_, params.data(),
-                                    nullptr));
+                   cu_.launchKernel(static_cast<CUfunction>(kernel), shape.grid[0], shape.grid[1],
+                                    shape.grid[2], shape.block[0], shape.block[1], shape.block[2],
+                                    0, stream_, params.data(), nullptr));
     });
   }
 
   Error synchronize() override {
     current();
-    return check("the GPU's work (cuStreamSynchronize)",
-                 cu_.streamSynchronize(stream_));
+    return check("the GPU's work (cuStreamSynchronize)", cu_.streamSynchronize(stream_));
   }
 
   void takeKernelTimes(std::vector<std::pair<int, double>> &out) override {
@@ -405,8 +384,7 @@ private:
     if (tag < 0)
       return enqueue();
     Timed t{tag, nullptr, nullptr};
-    if (cu_.eventCreate(&t.start, 0) != kSuccess ||
-        cu_.eventCreate(&t.end, 0) != kSuccess)
+    if (cu_.eventCreate(&t.start, 0) != kSuccess || cu_.eventCreate(&t.end, 0) != kSuccess)
       return enqueue();
     cu_.eventRecord(t.start, stream_);
     Error e = enqueue();
@@ -462,18 +440,15 @@ std::string ptxTarget(int major, int minor) {
 
 } // namespace
 
-Expected<std::unique_ptr<GpuDevice>>
-openCudaDevice(const GpuOpenOptions &options) {
+Expected<std::unique_ptr<GpuDevice>> openCudaDevice(const GpuOpenOptions &options) {
   Cuda &cuda = Cuda::get();
   if (!cuda.problem.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   cuda.problem);
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), cuda.problem);
   const CudaLibrary &cu = cuda.cu;
   if (options.ordinal < 0 || options.ordinal >= cuda.count)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "CUDA has " + std::to_string(cuda.count) +
-                                       " GPU" + (cuda.count == 1 ? "" : "s") +
-                                       ", and no GPU " +
+                                   "CUDA has " + std::to_string(cuda.count) + " GPU" +
+                                       (cuda.count == 1 ? "" : "s") + ", and no GPU " +
                                        std::to_string(options.ordinal));
   CUdevice device = 0;
   CUresult r = cu.deviceGet(&device, options.ordinal);
@@ -489,10 +464,10 @@ openCudaDevice(const GpuOpenOptions &options) {
   std::string sm = "sm_" + std::to_string(major * 10 + minor);
   std::string target = ptxTarget(major, minor);
   if (target.empty())
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "CUDA GPU " + std::to_string(options.ordinal) + " (" + name + ") is " +
-            sm + ", older than sm_80, the oldest target mdl compiles for");
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "CUDA GPU " + std::to_string(options.ordinal) + " (" + name +
+                                       ") is " + sm +
+                                       ", older than sm_80, the oldest target mdl compiles for");
   CUcontext ctx = nullptr;
   r = cu.primaryCtxRetain(&ctx, device);
   if (r != kSuccess)
@@ -507,15 +482,13 @@ openCudaDevice(const GpuOpenOptions &options) {
   GpuDeviceInfo info;
   info.api = "CUDA";
   info.target = target;
-  std::string version = std::to_string(cuda.version / 1000) + "." +
-                        std::to_string(cuda.version % 1000 / 10);
+  std::string version =
+      std::to_string(cuda.version / 1000) + "." + std::to_string(cuda.version % 1000 / 10);
   info.description = std::string(name) + " (CUDA " + version + ", " + sm +
-                     (sm == target ? "" : ", running " + target + " code") +
-                     ")";
+                     (sm == target ? "" : ", running " + target + " code") + ")";
   info.maxBlockThreads = uint64_t(threads);
   info.maxSharedBytes = uint64_t(shared);
-  return std::make_unique<CudaDevice>(cuda, device, ctx, stream,
-                                      std::move(info));
+  return std::make_unique<CudaDevice>(cuda, device, ctx, stream, std::move(info));
 }
 
 } // namespace mdl::backend::hip

@@ -19,10 +19,8 @@ bool DeviceState::release(uint64_t address) {
   return true;
 }
 
-llvm::Expected<DeviceRef> DeviceState::resolve(const mdl_buffer &b,
-                                               uint64_t &bytes) const {
-  if (b.dtype < MDL_BOOL || b.dtype > MDL_F64 || b.rank < 0 ||
-      (b.rank > 0 && !b.shape))
+llvm::Expected<DeviceRef> DeviceState::resolve(const mdl_buffer &b, uint64_t &bytes) const {
+  if (b.dtype < MDL_BOOL || b.dtype > MDL_F64 || b.rank < 0 || (b.rank > 0 && !b.shape))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "a buffer of unknown type or shape");
   ir::TensorType type = bufferType(b);
@@ -32,11 +30,10 @@ llvm::Expected<DeviceRef> DeviceState::resolve(const mdl_buffer &b,
     int64_t expect = 1;
     for (int32_t d = b.rank - 1; d >= 0; --d) {
       if (b.shape[d] != 1 && b.strides[d] != expect)
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            "the GPU runtime copies contiguous buffers only, and this "
-            "one of " +
-                type.str() + " has strides");
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "the GPU runtime copies contiguous buffers only, and this "
+                                       "one of " +
+                                           type.str() + " has strides");
       expect *= b.shape[d];
     }
   }

@@ -6,9 +6,8 @@
 
 namespace mdl::backend::hip {
 
-llvm::Expected<DynamicLibrary>
-DynamicLibrary::open(const char *override,
-                     const std::vector<const char *> &names) {
+llvm::Expected<DynamicLibrary> DynamicLibrary::open(const char *override,
+                                                    const std::vector<const char *> &names) {
   std::vector<std::string> tried;
   const char *env = override ? std::getenv(override) : nullptr;
   if (env && *env)
@@ -36,8 +35,7 @@ DynamicLibrary::open(const char *override,
   // such file or directory") says why the preferred name failed.
   bool notFound = why.find("No such file") != std::string::npos;
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 notFound ? list + " not found"
-                                          : list + ": " + why);
+                                 notFound ? list + " not found" : list + ": " + why);
 }
 
 void *DynamicLibrary::lookup(const char *symbol) const {
@@ -46,8 +44,7 @@ void *DynamicLibrary::lookup(const char *symbol) const {
 
 llvm::Error DynamicLibrary::missing(const char *symbol) const {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 name_ + " has no '" + symbol +
-                                     "' (an incompatible version?)");
+                                 name_ + " has no '" + symbol + "' (an incompatible version?)");
 }
 
 } // namespace mdl::backend::hip

@@ -17,8 +17,8 @@ public:
   /// Opens the first of `names` that loads (or the file that the
   /// environment variable `override` names, when set). The error lists
   /// what was tried.
-  static llvm::Expected<DynamicLibrary>
-  open(const char *override, const std::vector<const char *> &names);
+  static llvm::Expected<DynamicLibrary> open(const char *override,
+                                             const std::vector<const char *> &names);
 
   /// The file name that loaded.
   const std::string &name() const { return name_; }
@@ -34,8 +34,7 @@ public:
   /// Binds `fn` to the first of `symbols` the library has (an entry point
   /// that gained a versioned name).
   template <typename Fn>
-  llvm::Error bindAny(Fn &fn,
-                      std::initializer_list<const char *> symbols) const {
+  llvm::Error bindAny(Fn &fn, std::initializer_list<const char *> symbols) const {
     for (const char *s : symbols)
       if (void *p = lookup(s)) {
         fn = reinterpret_cast<Fn>(p);

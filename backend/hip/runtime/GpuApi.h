@@ -91,28 +91,23 @@ public:
   virtual void release(const DeviceMemory &memory) = 0;
 
   /// Host to device, enqueued; `src` may be reused as soon as it returns.
-  virtual llvm::Error copyIn(const DeviceRef &dst, const void *src,
-                             uint64_t bytes) = 0;
+  virtual llvm::Error copyIn(const DeviceRef &dst, const void *src, uint64_t bytes) = 0;
   /// Device to host: waits for the work enqueued before, then for the copy.
-  virtual llvm::Error copyOut(void *dst, const DeviceRef &src,
-                              uint64_t bytes) = 0;
+  virtual llvm::Error copyOut(void *dst, const DeviceRef &src, uint64_t bytes) = 0;
   /// Within the device, enqueued.
-  virtual llvm::Error copy(const DeviceRef &dst, const DeviceRef &src,
-                           uint64_t bytes) = 0;
+  virtual llvm::Error copy(const DeviceRef &dst, const DeviceRef &src, uint64_t bytes) = 0;
   /// From another device of the same API (`from`), without the host where
   /// the API can: ordered after the work enqueued on both devices, and
   /// before anything enqueued on either afterwards.
-  virtual llvm::Error copyFromPeer(const DeviceRef &dst, GpuDevice &from,
-                                   const DeviceRef &src, uint64_t bytes) = 0;
+  virtual llvm::Error copyFromPeer(const DeviceRef &dst, GpuDevice &from, const DeviceRef &src,
+                                   uint64_t bytes) = 0;
 
   /// Loads code of the format the device's target names.
-  virtual llvm::Expected<std::unique_ptr<GpuModule>>
-  loadModule(const std::string &code) = 0;
+  virtual llvm::Expected<std::unique_ptr<GpuModule>> loadModule(const std::string &code) = 0;
   /// Enqueues a kernel. With `timingTag` >= 0 its time is measured
   /// (events) and later reported by takeKernelTimes under that tag.
   virtual llvm::Error launch(void *kernel, const LaunchShape &shape,
-                             const std::vector<KernelArg> &args,
-                             int timingTag) = 0;
+                             const std::vector<KernelArg> &args, int timingTag) = 0;
   /// Waits for everything enqueued; reports a failure of that work.
   virtual llvm::Error synchronize() = 0;
   /// Kernel times (tag, milliseconds) measured since the last call, for
@@ -122,8 +117,7 @@ public:
   /// cuBLAS; timed like a launch). False, with nothing enqueued, when there
   /// is none (OpenCL, none installed) or it does not take this product:
   /// the caller then launches mdl's own kernel.
-  virtual llvm::Expected<bool> vendorGemm(const BlasGemm &gemm,
-                                          int timingTag) = 0;
+  virtual llvm::Expected<bool> vendorGemm(const BlasGemm &gemm, int timingTag) = 0;
   /// The vendor BLAS the device uses for products, opened on the first
   /// call ("cuBLAS"), or "" when there is none.
   virtual std::string blasName() = 0;
@@ -139,11 +133,8 @@ struct GpuOpenOptions {
 /// (the library, a device, a symbol) without naming the ordinal where it
 /// does not depend on it, so that the devices that fall back for one
 /// reason share one note (N0803).
-llvm::Expected<std::unique_ptr<GpuDevice>>
-openHipDevice(const GpuOpenOptions &options);
-llvm::Expected<std::unique_ptr<GpuDevice>>
-openCudaDevice(const GpuOpenOptions &options);
-llvm::Expected<std::unique_ptr<GpuDevice>>
-openOpenClDevice(const GpuOpenOptions &options);
+llvm::Expected<std::unique_ptr<GpuDevice>> openHipDevice(const GpuOpenOptions &options);
+llvm::Expected<std::unique_ptr<GpuDevice>> openCudaDevice(const GpuOpenOptions &options);
+llvm::Expected<std::unique_ptr<GpuDevice>> openOpenClDevice(const GpuOpenOptions &options);
 
 } // namespace mdl::backend::hip

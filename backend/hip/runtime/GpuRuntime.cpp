@@ -33,8 +33,7 @@ int fails(mdl_device *d, Error e) {
 }
 
 // Opens through `runtime`; `why` receives the reason when it cannot.
-std::unique_ptr<GpuDevice> openGpu(const std::string &runtime,
-                                   const GpuOpenOptions &options,
+std::unique_ptr<GpuDevice> openGpu(const std::string &runtime, const GpuOpenOptions &options,
                                    std::string &why) {
   auto attempt = [&](auto open) -> std::unique_ptr<GpuDevice> {
     auto dev = open(options);
@@ -61,8 +60,7 @@ std::unique_ptr<GpuDevice> openGpu(const std::string &runtime,
   return nullptr;
 }
 
-mdl_device *openDevice(const mdl_device_arg *args, uint32_t n,
-                       const char **error) {
+mdl_device *openDevice(const mdl_device_arg *args, uint32_t n, const char **error) {
   GpuOpenOptions options;
   std::string runtime = "auto";
   int timings = 0;
@@ -122,8 +120,8 @@ void releaseDevice(mdl_device *d, void *p) {
 
 int copyIn(mdl_device *d, const mdl_buffer *dst, const void *src) {
   if (!src)
-    return fails(d, llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                            "a GPU needs the value itself"));
+    return fails(
+        d, llvm::createStringError(llvm::inconvertibleErrorCode(), "a GPU needs the value itself"));
   uint64_t bytes = 0;
   auto to = d->resolve(*dst, bytes);
   if (!to)
@@ -155,18 +153,16 @@ int copyWithin(mdl_device *d, const mdl_buffer *dst, const mdl_buffer *src) {
   if (!from)
     return fails(d, from.takeError());
   if (dstBytes != srcBytes)
-    return fails(d, llvm::createStringError(
-                        llvm::inconvertibleErrorCode(),
-                        "a copy of " + std::to_string(srcBytes) +
-                            " bytes into " + std::to_string(dstBytes)));
+    return fails(d, llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                            "a copy of " + std::to_string(srcBytes) +
+                                                " bytes into " + std::to_string(dstBytes)));
   if (Error e = d->gpu->copy(*to, *from, srcBytes))
     return fails(d, std::move(e));
   d->stats.bytesWithin += srcBytes;
   return 0;
 }
 
-int copyPeer(mdl_device *d, const mdl_buffer *dst, mdl_device *from,
-             const mdl_buffer *src) {
+int copyPeer(mdl_device *d, const mdl_buffer *dst, mdl_device *from, const mdl_buffer *src) {
   uint64_t dstBytes = 0, srcBytes = 0;
   auto to = d->resolve(*dst, dstBytes);
   if (!to)
@@ -175,10 +171,9 @@ int copyPeer(mdl_device *d, const mdl_buffer *dst, mdl_device *from,
   if (!at)
     return fails(d, at.takeError());
   if (dstBytes != srcBytes)
-    return fails(d, llvm::createStringError(
-                        llvm::inconvertibleErrorCode(),
-                        "a copy of " + std::to_string(srcBytes) +
-                            " bytes into " + std::to_string(dstBytes)));
+    return fails(d, llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                            "a copy of " + std::to_string(srcBytes) +
+                                                " bytes into " + std::to_string(dstBytes)));
   if (Error e = d->gpu->copyFromPeer(*to, *from->gpu, *at, srcBytes))
     return fails(d, std::move(e));
   d->stats.bytesPeer += srcBytes;
@@ -187,8 +182,8 @@ int copyPeer(mdl_device *d, const mdl_buffer *dst, mdl_device *from,
 
 mdl_program *loadProgram(mdl_device *d, const mdl_artifact *a) {
   if (!a || !a->format || std::strcmp(a->format, kGpuProgramFormat) != 0) {
-    d->error = std::string("the GPU runtime runs '") + kGpuProgramFormat +
-               "' artifacts, not '" + (a && a->format ? a->format : "") + "'";
+    d->error = std::string("the GPU runtime runs '") + kGpuProgramFormat + "' artifacts, not '" +
+               (a && a->format ? a->format : "") + "'";
     return nullptr;
   }
   auto p = LoadedProgram::load(*d, a->data, size_t(a->size));
@@ -199,16 +194,14 @@ mdl_program *loadProgram(mdl_device *d, const mdl_artifact *a) {
   return reinterpret_cast<mdl_program *>(p->release());
 }
 
-int runProgram(mdl_device *d, mdl_program *p, const mdl_buffer *in,
-               uint32_t nIn, const mdl_buffer *out, uint32_t nOut) {
+int runProgram(mdl_device *d, mdl_program *p, const mdl_buffer *in, uint32_t nIn,
+               const mdl_buffer *out, uint32_t nOut) {
   if (Error e = reinterpret_cast<LoadedProgram *>(p)->run(in, nIn, out, nOut))
     return fails(d, std::move(e));
   return 0;
 }
 
-void unloadProgram(mdl_device *, mdl_program *p) {
-  delete reinterpret_cast<LoadedProgram *>(p);
-}
+void unloadProgram(mdl_device *, mdl_program *p) { delete reinterpret_cast<LoadedProgram *>(p); }
 
 int synchronizeDevice(mdl_device *d) {
   if (Error e = d->gpu->synchronize())

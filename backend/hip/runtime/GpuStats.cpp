@@ -45,8 +45,7 @@ uint64_t GpuStats::launches() const {
   return n;
 }
 
-void GpuStats::print(std::ostream &os, int ordinal, const GpuDeviceInfo &info,
-                     bool json) const {
+void GpuStats::print(std::ostream &os, int ordinal, const GpuDeviceInfo &info, bool json) const {
   double total = 0;
   for (const Row &r : rows_)
     total += r.ms;
@@ -68,13 +67,14 @@ void GpuStats::print(std::ostream &os, int ordinal, const GpuDeviceInfo &info,
               .dump()
        << "\n";
     for (const Row &r : rows_)
-      os << nlohmann::json{{"gpu", ordinal},
-                           {"kernel", r.kernel},
-                           {"what", r.what},
-                           {"launches", r.launches},
-                           {"ms", r.ms}}
-                .dump()
-         << "\n";
+      if (r.launches)
+        os << nlohmann::json{{"gpu", ordinal},
+                             {"kernel", r.kernel},
+                             {"what", r.what},
+                             {"launches", r.launches},
+                             {"ms", r.ms}}
+                  .dump()
+           << "\n";
     return;
   }
   char line[256];
@@ -83,28 +83,26 @@ void GpuStats::print(std::ostream &os, int ordinal, const GpuDeviceInfo &info,
                 "  %llu launches of %llu kernels, %.3f ms in kernels; copied "
                 "in %s, out %s, "
                 "from peers %s, within %s\n",
-                (unsigned long long)launches(), (unsigned long long)kernels,
-                total, formatBytes(bytesIn).c_str(),
-                formatBytes(bytesOut).c_str(), formatBytes(bytesPeer).c_str(),
-                formatBytes(bytesWithin).c_str());
+                (unsigned long long)launches(), (unsigned long long)kernels, total,
+                formatBytes(bytesIn).c_str(), formatBytes(bytesOut).c_str(),
+                formatBytes(bytesPeer).c_str(), formatBytes(bytesWithin).c_str());
   os << line;
-  if (rows_.empty())
-    return;
-  // The costliest first; a long program's table stops after 20 rows.
+  // The costliest first (kernels loaded but never launched are left out);
+  // a long program's table stops after 20 rows.
   std::vector<const Row *> order;
   for (const Row &r : rows_)
-    order.push_back(&r);
+    if (r.launches)
+      order.push_back(&r);
   std::stable_sort(order.begin(), order.end(),
                    [](const Row *a, const Row *b) { return a->ms > b->ms; });
-  std::snprintf(line, sizeof line, "  %-28s %9s %11s  %s\n", "kernel",
-                "launches", "time ms", "computes");
+  std::snprintf(line, sizeof line, "  %-28s %9s %11s  %s\n", "kernel", "launches", "time ms",
+                "computes");
   os << line;
   constexpr size_t kShown = 20;
   for (size_t i = 0; i < order.size() && i < kShown; ++i) {
     const Row &r = *order[i];
-    std::snprintf(line, sizeof line, "  %-28s %9llu %11.3f  %s\n",
-                  r.kernel.c_str(), (unsigned long long)r.launches, r.ms,
-                  r.what.c_str());
+    std::snprintf(line, sizeof line, "  %-28s %9llu %11.3f  %s\n", r.kernel.c_str(),
+                  (unsigned long long)r.launches, r.ms, r.what.c_str());
     os << line;
   }
   if (order.size() > kShown)

@@ -29,8 +29,7 @@ public:
   uint64_t launches() const;
   /// The table (or with `json`, one object for the device and one per
   /// row), headed with GPU `ordinal` and its description.
-  void print(std::ostream &os, int ordinal, const GpuDeviceInfo &info,
-             bool json) const;
+  void print(std::ostream &os, int ordinal, const GpuDeviceInfo &info, bool json) const;
 
 private:
   struct Row {

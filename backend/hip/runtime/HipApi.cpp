@@ -32,8 +32,7 @@ using hipFunction_t = struct ihipModuleSymbol_t *;
 constexpr hipError_t kSuccess = 0;
 constexpr hipError_t kNotReady = 600;
 constexpr hipError_t kNoDevice = 100;
-constexpr hipError_t kInvalidDevice =
-    101; // hipInit's answer where ROCm finds no GPU
+constexpr hipError_t kInvalidDevice = 101; // hipInit's answer where ROCm finds no GPU
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr unsigned kEventDisableTiming = 2;
 // hipGetDeviceProperties writes a structure whose layout changed between
@@ -59,14 +58,12 @@ struct HipLibrary {
   hipError_t (*memcpyHtoDAsync)(void *, const void *, size_t, hipStream_t);
   hipError_t (*memcpyDtoHAsync)(void *, void *, size_t, hipStream_t);
   hipError_t (*memcpyDtoDAsync)(void *, void *, size_t, hipStream_t);
-  hipError_t (*memcpyPeerAsync)(void *, int, const void *, int, size_t,
-                                hipStream_t);
+  hipError_t (*memcpyPeerAsync)(void *, int, const void *, int, size_t, hipStream_t);
   hipError_t (*moduleLoadData)(hipModule_t *, const void *);
   hipError_t (*moduleUnload)(hipModule_t);
   hipError_t (*moduleGetFunction)(hipFunction_t *, hipModule_t, const char *);
-  hipError_t (*moduleLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned,
-                                   unsigned, unsigned, unsigned, unsigned,
-                                   hipStream_t, void **, void **);
+  hipError_t (*moduleLaunchKernel)(hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                   unsigned, unsigned, hipStream_t, void **, void **);
   hipError_t (*eventCreateWithFlags)(hipEvent_t *, unsigned);
   hipError_t (*eventRecord)(hipEvent_t, hipStream_t);
   hipError_t (*eventQuery)(hipEvent_t);
@@ -75,50 +72,34 @@ struct HipLibrary {
   const char *(*getErrorName)(hipError_t);
 
   Error bindAll(const DynamicLibrary &lib) {
-    for (auto [fn, name] :
-         std::initializer_list<std::pair<void **, const char *>>{
+    for (auto [fn, name] : std::initializer_list<std::pair<void **, const char *>>{
              {reinterpret_cast<void **>(&init), "hipInit"},
-             {reinterpret_cast<void **>(&runtimeGetVersion),
-              "hipRuntimeGetVersion"},
+             {reinterpret_cast<void **>(&runtimeGetVersion), "hipRuntimeGetVersion"},
              {reinterpret_cast<void **>(&getDeviceCount), "hipGetDeviceCount"},
              {reinterpret_cast<void **>(&setDevice), "hipSetDevice"},
              {reinterpret_cast<void **>(&deviceGetName), "hipDeviceGetName"},
              {reinterpret_cast<void **>(&deviceTotalMem), "hipDeviceTotalMem"},
-             {reinterpret_cast<void **>(&getDeviceProperties),
-              "hipGetDeviceProperties"},
-             {reinterpret_cast<void **>(&deviceCanAccessPeer),
-              "hipDeviceCanAccessPeer"},
-             {reinterpret_cast<void **>(&deviceEnablePeerAccess),
-              "hipDeviceEnablePeerAccess"},
-             {reinterpret_cast<void **>(&streamCreateWithFlags),
-              "hipStreamCreateWithFlags"},
+             {reinterpret_cast<void **>(&getDeviceProperties), "hipGetDeviceProperties"},
+             {reinterpret_cast<void **>(&deviceCanAccessPeer), "hipDeviceCanAccessPeer"},
+             {reinterpret_cast<void **>(&deviceEnablePeerAccess), "hipDeviceEnablePeerAccess"},
+             {reinterpret_cast<void **>(&streamCreateWithFlags), "hipStreamCreateWithFlags"},
              {reinterpret_cast<void **>(&streamDestroy), "hipStreamDestroy"},
-             {reinterpret_cast<void **>(&streamSynchronize),
-              "hipStreamSynchronize"},
-             {reinterpret_cast<void **>(&streamWaitEvent),
-              "hipStreamWaitEvent"},
+             {reinterpret_cast<void **>(&streamSynchronize), "hipStreamSynchronize"},
+             {reinterpret_cast<void **>(&streamWaitEvent), "hipStreamWaitEvent"},
              {reinterpret_cast<void **>(&memAlloc), "hipMalloc"},
              {reinterpret_cast<void **>(&memFree), "hipFree"},
-             {reinterpret_cast<void **>(&memcpyHtoDAsync),
-              "hipMemcpyHtoDAsync"},
-             {reinterpret_cast<void **>(&memcpyDtoHAsync),
-              "hipMemcpyDtoHAsync"},
-             {reinterpret_cast<void **>(&memcpyDtoDAsync),
-              "hipMemcpyDtoDAsync"},
-             {reinterpret_cast<void **>(&memcpyPeerAsync),
-              "hipMemcpyPeerAsync"},
+             {reinterpret_cast<void **>(&memcpyHtoDAsync), "hipMemcpyHtoDAsync"},
+             {reinterpret_cast<void **>(&memcpyDtoHAsync), "hipMemcpyDtoHAsync"},
+             {reinterpret_cast<void **>(&memcpyDtoDAsync), "hipMemcpyDtoDAsync"},
+             {reinterpret_cast<void **>(&memcpyPeerAsync), "hipMemcpyPeerAsync"},
              {reinterpret_cast<void **>(&moduleLoadData), "hipModuleLoadData"},
              {reinterpret_cast<void **>(&moduleUnload), "hipModuleUnload"},
-             {reinterpret_cast<void **>(&moduleGetFunction),
-              "hipModuleGetFunction"},
-             {reinterpret_cast<void **>(&moduleLaunchKernel),
-              "hipModuleLaunchKernel"},
-             {reinterpret_cast<void **>(&eventCreateWithFlags),
-              "hipEventCreateWithFlags"},
+             {reinterpret_cast<void **>(&moduleGetFunction), "hipModuleGetFunction"},
+             {reinterpret_cast<void **>(&moduleLaunchKernel), "hipModuleLaunchKernel"},
+             {reinterpret_cast<void **>(&eventCreateWithFlags), "hipEventCreateWithFlags"},
              {reinterpret_cast<void **>(&eventRecord), "hipEventRecord"},
              {reinterpret_cast<void **>(&eventQuery), "hipEventQuery"},
-             {reinterpret_cast<void **>(&eventElapsedTime),
-              "hipEventElapsedTime"},
+             {reinterpret_cast<void **>(&eventElapsedTime), "hipEventElapsedTime"},
              {reinterpret_cast<void **>(&eventDestroy), "hipEventDestroy"},
              {reinterpret_cast<void **>(&getErrorName), "hipGetErrorName"}})
       if (Error e = lib.bind(*fn, name))
@@ -150,9 +131,8 @@ struct Hip {
 
   void init() {
     // ROCm installs the unversioned name with its development files only.
-    auto lib = DynamicLibrary::open(
-        "MDL_HIP_LIBRARY_AMDHIP",
-        {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"});
+    auto lib = DynamicLibrary::open("MDL_HIP_LIBRARY_AMDHIP",
+                                    {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"});
     if (!lib) {
       problem = "HIP: " + llvm::toString(lib.takeError());
       return;
@@ -202,9 +182,8 @@ std::string archName(const std::vector<char> &props) {
     while (end < props.size() && props[end] != '\0' && props[end] != ':')
       ++end;
     std::string arch(&props[i], end - i);
-    if (arch.size() > 3 &&
-        std::all_of(arch.begin() + 3, arch.end(),
-                    [](char c) { return std::isalnum((unsigned char)c); }))
+    if (arch.size() > 3 && std::all_of(arch.begin() + 3, arch.end(),
+                                       [](char c) { return std::isalnum((unsigned char)c); }))
       return arch;
   }
   return "";
@@ -234,8 +213,7 @@ private:
 
 class HipDevice : public GpuDevice {
 public:
-  HipDevice(const HipLibrary &hip, int ordinal, hipStream_t stream,
-            GpuDeviceInfo info)
+  HipDevice(const HipLibrary &hip, int ordinal, hipStream_t stream, GpuDeviceInfo info)
       : hip_(hip), ordinal_(ordinal), stream_(stream), info_(std::move(info)) {}
 
   ~HipDevice() override {
@@ -274,23 +252,20 @@ public:
 
   Error copyOut(void *dst, const DeviceRef &src, uint64_t bytes) override {
     current();
-    if (Error e = check(
-            "hipMemcpyDtoHAsync",
-            hip_.memcpyDtoHAsync(dst, ptr(src.address()), bytes, stream_)))
+    if (Error e = check("hipMemcpyDtoHAsync",
+                        hip_.memcpyDtoHAsync(dst, ptr(src.address()), bytes, stream_)))
       return e;
     return synchronize();
   }
 
-  Error copy(const DeviceRef &dst, const DeviceRef &src,
-             uint64_t bytes) override {
+  Error copy(const DeviceRef &dst, const DeviceRef &src, uint64_t bytes) override {
     current();
     return check("hipMemcpyDtoDAsync",
-                 hip_.memcpyDtoDAsync(ptr(dst.address()), ptr(src.address()),
-                                      bytes, stream_));
+                 hip_.memcpyDtoDAsync(ptr(dst.address()), ptr(src.address()), bytes, stream_));
   }
 
-  Error copyFromPeer(const DeviceRef &dst, GpuDevice &fromDevice,
-                     const DeviceRef &src, uint64_t bytes) override {
+  Error copyFromPeer(const DeviceRef &dst, GpuDevice &fromDevice, const DeviceRef &src,
+                     uint64_t bytes) override {
     auto *from = dynamic_cast<HipDevice *>(&fromDevice);
     if (!from) {
       std::vector<char> staging(bytes);
@@ -303,15 +278,13 @@ public:
     if (Error e = wait(*from, *this))
       return e;
     if (Error e = check("hipMemcpyPeerAsync",
-                        hip_.memcpyPeerAsync(ptr(dst.address()), ordinal_,
-                                             ptr(src.address()), from->ordinal_,
-                                             bytes, stream_)))
+                        hip_.memcpyPeerAsync(ptr(dst.address()), ordinal_, ptr(src.address()),
+                                             from->ordinal_, bytes, stream_)))
       return e;
     return wait(*this, *from);
   }
 
-  Expected<std::unique_ptr<GpuModule>>
-  loadModule(const std::string &code) override {
+  Expected<std::unique_ptr<GpuModule>> loadModule(const std::string &code) override {
     current();
     hipModule_t module = nullptr;
     hipError_t r = hip_.moduleLoadData(&module, code.data());
@@ -320,30 +293,27 @@ public:
     return std::make_unique<HipModule>(hip_, ordinal_, module);
   }
 
-  Error launch(void *kernel, const LaunchShape &shape,
-               const std::vector<KernelArg> &args, int timingTag) override {
+  Error launch(void *kernel, const LaunchShape &shape, const std::vector<KernelArg> &args,
+               int timingTag) override {
     current();
     std::vector<uint64_t> values(args.size());
     std::vector<void *> params(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
-      values[i] =
-          args[i].isBuffer ? args[i].buffer.address() : uint64_t(args[i].value);
+      values[i] = args[i].isBuffer ? args[i].buffer.address() : uint64_t(args[i].value);
       params[i] = &values[i];
     }
     return timed(timingTag, [&] {
       return check("hipModuleLaunchKernel",
-                   hip_.moduleLaunchKernel(static_cast<hipFunction_t>(kernel),
-                                           shape.grid[0], shape.grid[1],
-                                           shape.grid[2], shape.block[0],
-                                           shape.block[1], shape.block[2], 0,
-                                           stream_, params.data(), nullptr));
+                   hip_.moduleLaunchKernel(static_cast<hipFunction_t>(kernel), shape.grid[0],
+                                           shape.grid[1], shape.grid[2], shape.block[0],
+                                           shape.block[1], shape.block[2], 0, stream_,
+                                           params.data(), nullptr));
     });
   }
 
   Error synchronize() override {
     current();
-    return check("the GPU's work (hipStreamSynchronize)",
-                 hip_.streamSynchronize(stream_));
+    return check("the GPU's work (hipStreamSynchronize)", hip_.streamSynchronize(stream_));
   }
 
   void takeKernelTimes(std::vector<std::pair<int, double>> &out) override {
@@ -393,9 +363,7 @@ private:
     hipEvent_t start, end;
   };
 
-  static void *ptr(uint64_t address) {
-    return reinterpret_cast<void *>(uintptr_t(address));
-  }
+  static void *ptr(uint64_t address) { return reinterpret_cast<void *>(uintptr_t(address)); }
   void current() const { hip_.setDevice(ordinal_); }
   Error check(const char *what, hipError_t r) const {
     return r == kSuccess ? Error::success() : hipError(what, r);
@@ -432,8 +400,7 @@ private:
     if (from.ordinal_ == ordinal_ || !peers_.insert(from.ordinal_).second)
       return;
     int can = 0;
-    if (hip_.deviceCanAccessPeer(&can, ordinal_, from.ordinal_) == kSuccess &&
-        can)
+    if (hip_.deviceCanAccessPeer(&can, ordinal_, from.ordinal_) == kSuccess && can)
       hip_.deviceEnablePeerAccess(from.ordinal_, 0);
   }
 
@@ -449,17 +416,15 @@ private:
 
 } // namespace
 
-Expected<std::unique_ptr<GpuDevice>>
-openHipDevice(const GpuOpenOptions &options) {
+Expected<std::unique_ptr<GpuDevice>> openHipDevice(const GpuOpenOptions &options) {
   Hip &h = Hip::get();
   if (!h.problem.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), h.problem);
   const HipLibrary &hip = h.hip;
   if (options.ordinal < 0 || options.ordinal >= h.count)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "HIP has " + std::to_string(h.count) +
-                                       " GPU" + (h.count == 1 ? "" : "s") +
-                                       ", and no GPU " +
+                                   "HIP has " + std::to_string(h.count) + " GPU" +
+                                       (h.count == 1 ? "" : "s") + ", and no GPU " +
                                        std::to_string(options.ordinal));
   hipError_t r = hip.setDevice(options.ordinal);
   if (r != kSuccess)
@@ -472,18 +437,17 @@ openHipDevice(const GpuOpenOptions &options) {
     return hipError("hipGetDeviceProperties", r);
   std::string arch = archName(props);
   const std::vector<std::string> &known = knownGpuTargets();
-  if (std::find(known.begin(), known.end(), arch) == known.end() ||
-      !codeFormatOf(arch) ||
+  if (std::find(known.begin(), known.end(), arch) == known.end() || !codeFormatOf(arch) ||
       *codeFormatOf(arch) != GpuCodeFormat::AmdgpuCodeObject) {
     std::string list;
     for (const std::string &t : known)
       if (codeFormatOf(t) == GpuCodeFormat::AmdgpuCodeObject)
         list += (list.empty() ? "" : ", ") + t;
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "HIP GPU " + std::to_string(options.ordinal) + " (" + name + ") is " +
-            (arch.empty() ? "of an unknown architecture" : arch) +
-            ", and mdl compiles for " + list);
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "HIP GPU " + std::to_string(options.ordinal) + " (" + name +
+                                       ") is " +
+                                       (arch.empty() ? "of an unknown architecture" : arch) +
+                                       ", and mdl compiles for " + list);
   }
   hipStream_t stream = nullptr;
   r = hip.streamCreateWithFlags(&stream, kStreamNonBlocking);
@@ -493,10 +457,9 @@ openHipDevice(const GpuOpenOptions &options) {
   info.api = "HIP";
   info.target = arch;
   int major = h.version / 10000000, minor = h.version / 100000 % 100;
-  info.description = std::string(name) + " (HIP " + std::to_string(major) +
-                     "." + std::to_string(minor) + ", " + arch + ")";
-  return std::make_unique<HipDevice>(hip, options.ordinal, stream,
-                                     std::move(info));
+  info.description = std::string(name) + " (HIP " + std::to_string(major) + "." +
+                     std::to_string(minor) + ", " + arch + ")";
+  return std::make_unique<HipDevice>(hip, options.ordinal, stream, std::move(info));
 }
 
 } // namespace mdl::backend::hip

@@ -51,8 +51,7 @@ uint64_t memoryBytes(const GpuProgram &p, const GpuRef &r) {
 
 // Whether `elements` elements of `elem` bytes from `r` stay inside its
 // memory.
-bool fits(const GpuProgram &p, const GpuRef &r, int64_t elements,
-          int64_t elem) {
+bool fits(const GpuProgram &p, const GpuRef &r, int64_t elements, int64_t elem) {
   if (r.kind == GpuRef::Kind::Int64 || elements < 0)
     return false;
   uint64_t room = memoryBytes(p, r) - uint64_t(r.offset);
@@ -61,16 +60,13 @@ bool fits(const GpuProgram &p, const GpuRef &r, int64_t elements,
 
 // The elements a row-major operand of `rows` x `cols` with leading
 // dimension `ld`, `batch` times `stride` apart, spans (-1 when impossible).
-int64_t span(int64_t rows, int64_t cols, int64_t ld, int64_t batch,
-             int64_t stride) {
-  if (rows < 0 || cols < 0 || batch < 1 || stride < 0 ||
-      (rows > 1 && ld < cols))
+int64_t span(int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
+  if (rows < 0 || cols < 0 || batch < 1 || stride < 0 || (rows > 1 && ld < cols))
     return -1;
   if (rows == 0 || cols == 0)
     return 0;
   constexpr int64_t kMax = int64_t(1) << 60;
-  if (rows > kMax / std::max<int64_t>(ld, 1) ||
-      batch > kMax / std::max<int64_t>(stride, 1))
+  if (rows > kMax / std::max<int64_t>(ld, 1) || batch > kMax / std::max<int64_t>(stride, 1))
     return -1;
   return (batch - 1) * stride + (rows - 1) * ld + cols;
 }
@@ -83,27 +79,23 @@ Error checkExtents(const GpuProgram &p) {
     std::string where = "step " + std::to_string(i);
     if (s.kind == GpuStep::Kind::Copy) {
       if (!fits(p, s.copy.dst, int64_t(s.copy.bytes), 1) ||
-          !fits(p, s.copy.src, int64_t(s.copy.bytes), 1) ||
-          int64_t(s.copy.bytes) < 0)
+          !fits(p, s.copy.src, int64_t(s.copy.bytes), 1) || int64_t(s.copy.bytes) < 0)
         return fail(where + ": a copy of " + std::to_string(s.copy.bytes) +
                     " bytes runs past its buffers");
     } else if (s.kind == GpuStep::Kind::Gemm) {
       const GpuGemm &g = s.gemm;
       if (g.dtype < MDL_BOOL || g.dtype > MDL_F64)
-        return fail(where + ": a product of unknown element type " +
-                    std::to_string(g.dtype));
+        return fail(where + ": a product of unknown element type " + std::to_string(g.dtype));
       int64_t elem = int64_t(ir::dtypeSize(dtypeOfAbi(g.dtype)));
       int64_t a = g.transA ? span(g.k, g.m, g.lda, g.batch, g.strideA)
                            : span(g.m, g.k, g.lda, g.batch, g.strideA);
       int64_t b = g.transB ? span(g.n, g.k, g.ldb, g.batch, g.strideB)
                            : span(g.k, g.n, g.ldb, g.batch, g.strideB);
       int64_t c = span(g.m, g.n, g.ldc, g.batch, g.strideC);
-      if (!fits(p, g.a, a, elem) || !fits(p, g.b, b, elem) ||
-          !fits(p, g.c, c, elem))
-        return fail(where + ": a product of " + std::to_string(g.m) + "x" +
-                    std::to_string(g.k) + " by " + std::to_string(g.k) + "x" +
-                    std::to_string(g.n) + " (batch " + std::to_string(g.batch) +
-                    ") reaches past its operands");
+      if (!fits(p, g.a, a, elem) || !fits(p, g.b, b, elem) || !fits(p, g.c, c, elem))
+        return fail(where + ": a product of " + std::to_string(g.m) + "x" + std::to_string(g.k) +
+                    " by " + std::to_string(g.k) + "x" + std::to_string(g.n) + " (batch " +
+                    std::to_string(g.batch) + ") reaches past its operands");
     }
   }
   return Error::success();
@@ -111,8 +103,8 @@ Error checkExtents(const GpuProgram &p) {
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<LoadedProgram>>
-LoadedProgram::load(DeviceState &device, const void *data, size_t size) {
+llvm::Expected<std::unique_ptr<LoadedProgram>> LoadedProgram::load(DeviceState &device,
+                                                                   const void *data, size_t size) {
   std::string error;
   std::optional<GpuProgram> p = GpuProgram::parse(data, size, error);
   if (!p)
@@ -128,24 +120,20 @@ Error LoadedProgram::prepare() {
   const GpuProgram &p = program_;
   const GpuDeviceInfo &info = device_.gpu->info();
   if (p.target != info.target)
-    return fail("the GPU program was compiled for " + p.target +
-                ", and this device runs " + info.target + " code");
+    return fail("the GPU program was compiled for " + p.target + ", and this device runs " +
+                info.target + " code");
   std::optional<GpuCodeFormat> format = codeFormatOf(p.target);
   if (!format || *format != p.codeFormat)
-    return fail("the GPU program for " + p.target + " carries " +
-                formatName(p.codeFormat));
+    return fail("the GPU program for " + p.target + " carries " + formatName(p.codeFormat));
   if (Error e = checkExtents(p))
     return e;
   for (const GpuKernel &k : p.kernels) {
     uint64_t threads = uint64_t(k.block[0]) * k.block[1] * k.block[2];
     if (info.maxBlockThreads && threads > info.maxBlockThreads)
-      return fail("kernel '" + k.name + "' has blocks of " +
-                  std::to_string(threads) +
-                  " threads, and this device runs at most " +
-                  std::to_string(info.maxBlockThreads));
+      return fail("kernel '" + k.name + "' has blocks of " + std::to_string(threads) +
+                  " threads, and this device runs at most " + std::to_string(info.maxBlockThreads));
     if (info.maxSharedBytes && k.sharedBytes > info.maxSharedBytes)
-      return fail("kernel '" + k.name + "' needs " +
-                  std::to_string(k.sharedBytes) +
+      return fail("kernel '" + k.name + "' needs " + std::to_string(k.sharedBytes) +
                   " bytes of work-group memory, and this device has " +
                   std::to_string(info.maxSharedBytes));
   }
@@ -163,8 +151,7 @@ Error LoadedProgram::prepare() {
     const GpuLaunch *l = s.kind == GpuStep::Kind::Launch ? &s.launch
                          : s.kind == GpuStep::Kind::Gemm ? &s.gemm.fallback
                                                          : nullptr;
-    tags_.push_back(l ? device_.stats.row(p.kernels[l->kernel].name, s.what)
-                      : -1);
+    tags_.push_back(l ? device_.stats.row(p.kernels[l->kernel].name, s.what) : -1);
   }
   if (p.scratchBytes) {
     auto m = device_.alloc(p.scratchBytes);
@@ -179,8 +166,8 @@ Error LoadedProgram::prepare() {
       return fail("allocating " + std::to_string(p.constants.size()) +
                   " bytes of constants: " + llvm::toString(m.takeError()));
     constants_ = *m;
-    if (Error e = device_.gpu->copyIn(DeviceRef{constants_, 0},
-                                      p.constants.data(), p.constants.size()))
+    if (Error e =
+            device_.gpu->copyIn(DeviceRef{constants_, 0}, p.constants.data(), p.constants.size()))
       return e;
     device_.stats.bytesIn += p.constants.size();
   }
@@ -219,16 +206,14 @@ DeviceRef LoadedProgram::ref(const GpuRef &r) const {
   return base;
 }
 
-Error LoadedProgram::run(const mdl_buffer *inputs, uint32_t nInputs,
-                         const mdl_buffer *outputs, uint32_t nOutputs) {
+Error LoadedProgram::run(const mdl_buffer *inputs, uint32_t nInputs, const mdl_buffer *outputs,
+                         uint32_t nOutputs) {
   const GpuProgram &p = program_;
   auto bind = [&](const char *what, const mdl_buffer *given, uint32_t n,
-                  const std::vector<GpuTensor> &expected,
-                  std::vector<DeviceRef> &out) -> Error {
+                  const std::vector<GpuTensor> &expected, std::vector<DeviceRef> &out) -> Error {
     if (n != expected.size())
-      return fail(std::string("the GPU program takes ") +
-                  std::to_string(expected.size()) + " " + what +
-                  "s, and was given " + std::to_string(n));
+      return fail(std::string("the GPU program takes ") + std::to_string(expected.size()) + " " +
+                  what + "s, and was given " + std::to_string(n));
     out.clear();
     for (uint32_t i = 0; i < n; ++i) {
       const mdl_buffer &b = given[i];
@@ -237,8 +222,8 @@ Error LoadedProgram::run(const mdl_buffer *inputs, uint32_t nInputs,
       for (int32_t d = 0; same && d < b.rank; ++d)
         same = b.shape[d] == t.shape[size_t(d)];
       if (!same)
-        return fail(std::string(what) + " " + std::to_string(i) + " is " +
-                    bufferType(b).str() + ", and the GPU program expects " +
+        return fail(std::string(what) + " " + std::to_string(i) + " is " + bufferType(b).str() +
+                    ", and the GPU program expects " +
                     ir::TensorType::of(dtypeOfAbi(t.dtype), t.shape).str());
       uint64_t bytes = 0;
       auto r = device_.resolve(b, bytes);
@@ -256,9 +241,7 @@ Error LoadedProgram::run(const mdl_buffer *inputs, uint32_t nInputs,
   for (size_t i = 0; i < p.steps.size(); ++i)
     if (Error e = runStep(p.steps[i], i)) {
       const GpuStep &s = p.steps[i];
-      std::string at = s.line ? std::to_string(s.line) + ":" +
-                                    std::to_string(s.column) + ": "
-                              : "";
+      std::string at = s.line ? std::to_string(s.line) + ":" + std::to_string(s.column) + ": " : "";
       std::string what = s.what.empty() ? "" : s.what + ": ";
       return fail(at + what + llvm::toString(std::move(e)));
     }
@@ -329,8 +312,7 @@ Error LoadedProgram::runStep(const GpuStep &s, size_t index) {
     return Error::success();
   }
   case GpuStep::Kind::Copy:
-    if (Error e =
-            device_.gpu->copy(ref(s.copy.dst), ref(s.copy.src), s.copy.bytes))
+    if (Error e = device_.gpu->copy(ref(s.copy.dst), ref(s.copy.src), s.copy.bytes))
       return e;
     device_.stats.bytesWithin += s.copy.bytes;
     return Error::success();

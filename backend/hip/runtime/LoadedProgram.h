@@ -18,14 +18,14 @@ namespace mdl::backend::hip {
 class LoadedProgram {
 public:
   /// Loads the bytes of a GpuProgram on `device`.
-  static llvm::Expected<std::unique_ptr<LoadedProgram>>
-  load(DeviceState &device, const void *data, size_t size);
+  static llvm::Expected<std::unique_ptr<LoadedProgram>> load(DeviceState &device, const void *data,
+                                                             size_t size);
   /// Waits for the program's work, then frees its memory and code.
   ~LoadedProgram();
 
   /// Enqueues one run on buffers of the program's input and output types.
-  llvm::Error run(const mdl_buffer *inputs, uint32_t nInputs,
-                  const mdl_buffer *outputs, uint32_t nOutputs);
+  llvm::Error run(const mdl_buffer *inputs, uint32_t nInputs, const mdl_buffer *outputs,
+                  uint32_t nOutputs);
 
   const GpuProgram &program() const { return program_; }
 

@@ -115,8 +115,7 @@ struct OpenClLibrary {
   decltype(&::clReleaseEvent) releaseEvent;
 
   Error bindAll(const DynamicLibrary &lib) {
-    for (auto [fn, name] :
-         std::initializer_list<std::pair<void **, const char *>>{
+    for (auto [fn, name] : std::initializer_list<std::pair<void **, const char *>>{
              {reinterpret_cast<void **>(&getPlatformIDs), "clGetPlatformIDs"},
              {reinterpret_cast<void **>(&getPlatformInfo), "clGetPlatformInfo"},
              {reinterpret_cast<void **>(&getDeviceIDs), "clGetDeviceIDs"},
@@ -124,38 +123,27 @@ struct OpenClLibrary {
              {reinterpret_cast<void **>(&createContext), "clCreateContext"},
              {reinterpret_cast<void **>(&createQueueWithProperties),
               "clCreateCommandQueueWithProperties"},
-             {reinterpret_cast<void **>(&releaseQueue),
-              "clReleaseCommandQueue"},
+             {reinterpret_cast<void **>(&releaseQueue), "clReleaseCommandQueue"},
              {reinterpret_cast<void **>(&createBuffer), "clCreateBuffer"},
-             {reinterpret_cast<void **>(&releaseMemObject),
-              "clReleaseMemObject"},
-             {reinterpret_cast<void **>(&createProgramWithBinary),
-              "clCreateProgramWithBinary"},
+             {reinterpret_cast<void **>(&releaseMemObject), "clReleaseMemObject"},
+             {reinterpret_cast<void **>(&createProgramWithBinary), "clCreateProgramWithBinary"},
              {reinterpret_cast<void **>(&buildProgram), "clBuildProgram"},
-             {reinterpret_cast<void **>(&getProgramBuildInfo),
-              "clGetProgramBuildInfo"},
+             {reinterpret_cast<void **>(&getProgramBuildInfo), "clGetProgramBuildInfo"},
              {reinterpret_cast<void **>(&releaseProgram), "clReleaseProgram"},
              {reinterpret_cast<void **>(&createKernel), "clCreateKernel"},
              {reinterpret_cast<void **>(&getKernelInfo), "clGetKernelInfo"},
              {reinterpret_cast<void **>(&releaseKernel), "clReleaseKernel"},
              {reinterpret_cast<void **>(&setKernelArg), "clSetKernelArg"},
-             {reinterpret_cast<void **>(&enqueueNDRangeKernel),
-              "clEnqueueNDRangeKernel"},
-             {reinterpret_cast<void **>(&enqueueWriteBuffer),
-              "clEnqueueWriteBuffer"},
-             {reinterpret_cast<void **>(&enqueueReadBuffer),
-              "clEnqueueReadBuffer"},
-             {reinterpret_cast<void **>(&enqueueCopyBuffer),
-              "clEnqueueCopyBuffer"},
-             {reinterpret_cast<void **>(&enqueueMarker),
-              "clEnqueueMarkerWithWaitList"},
-             {reinterpret_cast<void **>(&enqueueBarrier),
-              "clEnqueueBarrierWithWaitList"},
+             {reinterpret_cast<void **>(&enqueueNDRangeKernel), "clEnqueueNDRangeKernel"},
+             {reinterpret_cast<void **>(&enqueueWriteBuffer), "clEnqueueWriteBuffer"},
+             {reinterpret_cast<void **>(&enqueueReadBuffer), "clEnqueueReadBuffer"},
+             {reinterpret_cast<void **>(&enqueueCopyBuffer), "clEnqueueCopyBuffer"},
+             {reinterpret_cast<void **>(&enqueueMarker), "clEnqueueMarkerWithWaitList"},
+             {reinterpret_cast<void **>(&enqueueBarrier), "clEnqueueBarrierWithWaitList"},
              {reinterpret_cast<void **>(&flush), "clFlush"},
              {reinterpret_cast<void **>(&finish), "clFinish"},
              {reinterpret_cast<void **>(&getEventInfo), "clGetEventInfo"},
-             {reinterpret_cast<void **>(&getEventProfilingInfo),
-              "clGetEventProfilingInfo"},
+             {reinterpret_cast<void **>(&getEventProfilingInfo), "clGetEventProfilingInfo"},
              {reinterpret_cast<void **>(&releaseEvent), "clReleaseEvent"}})
       if (Error e = lib.bind(*fn, name))
         return e;
@@ -199,8 +187,7 @@ struct OpenCl {
   }
 
   void init() {
-    auto lib = DynamicLibrary::open("MDL_OPENCL_LIBRARY",
-                                    {"libOpenCL.so.1", "libOpenCL.so"});
+    auto lib = DynamicLibrary::open("MDL_OPENCL_LIBRARY", {"libOpenCL.so.1", "libOpenCL.so"});
     if (!lib) {
       problem = "OpenCL: " + llvm::toString(lib.takeError());
       return;
@@ -212,8 +199,7 @@ struct OpenCl {
     cl_uint n = 0;
     cl_int err = cl.getPlatformIDs(0, nullptr, &n);
     if (err != CL_SUCCESS || n == 0) {
-      problem =
-          "OpenCL: no platform (is an ICD such as pocl-opencl-icd installed?)";
+      problem = "OpenCL: no platform (is an ICD such as pocl-opencl-icd installed?)";
       return;
     }
     std::vector<cl_platform_id> ids(n);
@@ -223,9 +209,7 @@ struct OpenCl {
       p.id = id;
       p.version = shortVersion(platformString(id, CL_PLATFORM_VERSION));
       cl_uint nd = 0;
-      if (cl.getDeviceIDs(id, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) ==
-              CL_SUCCESS &&
-          nd > 0) {
+      if (cl.getDeviceIDs(id, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) == CL_SUCCESS && nd > 0) {
         p.devices.resize(nd);
         cl.getDeviceIDs(id, CL_DEVICE_TYPE_ALL, nd, p.devices.data(), nullptr);
       }
@@ -261,11 +245,10 @@ struct OpenCl {
     std::lock_guard<std::mutex> lock(mu);
     if (p.context)
       return p.context;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
-                                     cl_context_properties(p.id), 0};
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, cl_context_properties(p.id), 0};
     cl_int err = CL_SUCCESS;
-    p.context = cl.createContext(props, cl_uint(p.devices.size()),
-                                 p.devices.data(), nullptr, nullptr, &err);
+    p.context = cl.createContext(props, cl_uint(p.devices.size()), p.devices.data(), nullptr,
+                                 nullptr, &err);
     if (err != CL_SUCCESS || !p.context) {
       p.context = nullptr;
       return clError("clCreateContext", err);
@@ -274,8 +257,7 @@ struct OpenCl {
   }
 };
 
-std::string deviceString(const OpenClLibrary &cl, cl_device_id d,
-                         cl_device_info what) {
+std::string deviceString(const OpenClLibrary &cl, cl_device_id d, cl_device_info what) {
   size_t n = 0;
   if (cl.getDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0)
     return "";
@@ -285,8 +267,7 @@ std::string deviceString(const OpenClLibrary &cl, cl_device_id d,
   return s;
 }
 
-template <typename T>
-T deviceValue(const OpenClLibrary &cl, cl_device_id d, cl_device_info what) {
+template <typename T> T deviceValue(const OpenClLibrary &cl, cl_device_id d, cl_device_info what) {
   T v{};
   cl.getDeviceInfo(d, what, sizeof v, &v, nullptr);
   return v;
@@ -294,8 +275,7 @@ T deviceValue(const OpenClLibrary &cl, cl_device_id d, cl_device_info what) {
 
 class OpenClModule : public GpuModule {
 public:
-  OpenClModule(OpenClLibrary &cl, cl_program program)
-      : cl_(cl), program_(program) {}
+  OpenClModule(OpenClLibrary &cl, cl_program program) : cl_(cl), program_(program) {}
   ~OpenClModule() override {
     for (auto &[name, k] : kernels_)
       cl_.releaseKernel(k);
@@ -327,10 +307,10 @@ constexpr uint64_t kStagedTotalLimit = uint64_t(64) << 20;
 
 class OpenClDevice : public GpuDevice {
 public:
-  OpenClDevice(OpenCl &ocl, Platform &platform, cl_device_id device,
-               cl_context context, cl_command_queue queue, GpuDeviceInfo info)
-      : ocl_(ocl), cl_(ocl.cl), platform_(platform), device_(device),
-        context_(context), queue_(queue), info_(std::move(info)) {}
+  OpenClDevice(OpenCl &ocl, Platform &platform, cl_device_id device, cl_context context,
+               cl_command_queue queue, GpuDeviceInfo info)
+      : ocl_(ocl), cl_(ocl.cl), platform_(platform), device_(device), context_(context),
+        queue_(queue), info_(std::move(info)) {}
 
   ~OpenClDevice() override {
     cl_.finish(queue_);
@@ -343,11 +323,9 @@ public:
   Expected<DeviceMemory> alloc(uint64_t bytes) override {
     uint64_t size = bytes ? bytes : 1;
     cl_int err = CL_SUCCESS;
-    cl_mem mem =
-        cl_.createBuffer(context_, CL_MEM_READ_WRITE, size, nullptr, &err);
+    cl_mem mem = cl_.createBuffer(context_, CL_MEM_READ_WRITE, size, nullptr, &err);
     if (err != CL_SUCCESS || !mem)
-      return clError("clCreateBuffer of " + std::to_string(size) + " bytes",
-                     err);
+      return clError("clCreateBuffer of " + std::to_string(size) + " bytes", err);
     void *range = mmap(nullptr, pageRound(size), PROT_NONE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (range == MAP_FAILED) {
@@ -365,8 +343,7 @@ public:
     cl_.releaseMemObject(static_cast<cl_mem>(m.handle));
     auto it = sizes_.find(m.address);
     if (it != sizes_.end()) {
-      munmap(reinterpret_cast<void *>(uintptr_t(m.address)),
-             pageRound(it->second));
+      munmap(reinterpret_cast<void *>(uintptr_t(m.address)), pageRound(it->second));
       sizes_.erase(it);
     }
   }
@@ -378,15 +355,14 @@ public:
       if (staged_ + bytes > kStagedTotalLimit)
         if (Error e = synchronize())
           return e;
-      cl_int err = cl_.enqueueWriteBuffer(queue_, mem(dst), CL_TRUE, dst.offset,
-                                          bytes, src, 0, nullptr, nullptr);
-      return err == CL_SUCCESS ? Error::success()
-                               : clError("clEnqueueWriteBuffer", err);
+      cl_int err = cl_.enqueueWriteBuffer(queue_, mem(dst), CL_TRUE, dst.offset, bytes, src, 0,
+                                          nullptr, nullptr);
+      return err == CL_SUCCESS ? Error::success() : clError("clEnqueueWriteBuffer", err);
     }
     auto copy = std::make_unique<char[]>(bytes);
     std::memcpy(copy.get(), src, bytes);
-    cl_int err = cl_.enqueueWriteBuffer(queue_, mem(dst), CL_FALSE, dst.offset,
-                                        bytes, copy.get(), 0, nullptr, nullptr);
+    cl_int err = cl_.enqueueWriteBuffer(queue_, mem(dst), CL_FALSE, dst.offset, bytes, copy.get(),
+                                        0, nullptr, nullptr);
     if (err != CL_SUCCESS)
       return clError("clEnqueueWriteBuffer", err);
     staged_ += bytes;
@@ -397,26 +373,24 @@ public:
   Error copyOut(void *dst, const DeviceRef &src, uint64_t bytes) override {
     if (bytes == 0)
       return synchronize();
-    cl_int err = cl_.enqueueReadBuffer(queue_, mem(src), CL_TRUE, src.offset,
-                                       bytes, dst, 0, nullptr, nullptr);
+    cl_int err = cl_.enqueueReadBuffer(queue_, mem(src), CL_TRUE, src.offset, bytes, dst, 0,
+                                       nullptr, nullptr);
     if (err != CL_SUCCESS)
       return clError("clEnqueueReadBuffer", err);
     dropStaged(); // the queue has drained up to here
     return Error::success();
   }
 
-  Error copy(const DeviceRef &dst, const DeviceRef &src,
-             uint64_t bytes) override {
+  Error copy(const DeviceRef &dst, const DeviceRef &src, uint64_t bytes) override {
     if (bytes == 0)
       return Error::success();
-    cl_int err = cl_.enqueueCopyBuffer(queue_, mem(src), mem(dst), src.offset,
-                                       dst.offset, bytes, 0, nullptr, nullptr);
-    return err == CL_SUCCESS ? Error::success()
-                             : clError("clEnqueueCopyBuffer", err);
+    cl_int err = cl_.enqueueCopyBuffer(queue_, mem(src), mem(dst), src.offset, dst.offset, bytes, 0,
+                                       nullptr, nullptr);
+    return err == CL_SUCCESS ? Error::success() : clError("clEnqueueCopyBuffer", err);
   }
 
-  Error copyFromPeer(const DeviceRef &dst, GpuDevice &fromDevice,
-                     const DeviceRef &src, uint64_t bytes) override {
+  Error copyFromPeer(const DeviceRef &dst, GpuDevice &fromDevice, const DeviceRef &src,
+                     uint64_t bytes) override {
     if (bytes == 0)
       return Error::success();
     auto *from = dynamic_cast<OpenClDevice *>(&fromDevice);
@@ -435,29 +409,25 @@ public:
     if (err != CL_SUCCESS)
       return clError("clEnqueueMarkerWithWaitList", err);
     cl_.flush(from->queue_);
-    err = cl_.enqueueCopyBuffer(queue_, mem(src), mem(dst), src.offset,
-                                dst.offset, bytes, 1, &ready, &done);
+    err = cl_.enqueueCopyBuffer(queue_, mem(src), mem(dst), src.offset, dst.offset, bytes, 1,
+                                &ready, &done);
     cl_.releaseEvent(ready);
     if (err != CL_SUCCESS)
       return clError("clEnqueueCopyBuffer between devices", err);
     cl_.flush(queue_);
     err = cl_.enqueueBarrier(from->queue_, 1, &done, nullptr);
     cl_.releaseEvent(done);
-    return err == CL_SUCCESS ? Error::success()
-                             : clError("clEnqueueBarrierWithWaitList", err);
+    return err == CL_SUCCESS ? Error::success() : clError("clEnqueueBarrierWithWaitList", err);
   }
 
-  Expected<std::unique_ptr<GpuModule>>
-  loadModule(const std::string &code) override {
-    const unsigned char *bytes =
-        reinterpret_cast<const unsigned char *>(code.data());
+  Expected<std::unique_ptr<GpuModule>> loadModule(const std::string &code) override {
+    const unsigned char *bytes = reinterpret_cast<const unsigned char *>(code.data());
     size_t size = code.size();
     cl_int status = CL_SUCCESS, err = CL_SUCCESS;
-    cl_program program = cl_.createProgramWithBinary(
-        context_, 1, &device_, &size, &bytes, &status, &err);
+    cl_program program =
+        cl_.createProgramWithBinary(context_, 1, &device_, &size, &bytes, &status, &err);
     if (err != CL_SUCCESS || !program)
-      return clError("clCreateProgramWithBinary",
-                     err != CL_SUCCESS ? err : status);
+      return clError("clCreateProgramWithBinary", err != CL_SUCCESS ? err : status);
     err = cl_.buildProgram(program, 1, &device_, "", nullptr, nullptr);
     if (err != CL_SUCCESS) {
       std::string log = buildLog(program);
@@ -471,8 +441,8 @@ public:
     return std::make_unique<OpenClModule>(cl_, program);
   }
 
-  Error launch(void *kernel, const LaunchShape &shape,
-               const std::vector<KernelArg> &args, int timingTag) override {
+  Error launch(void *kernel, const LaunchShape &shape, const std::vector<KernelArg> &args,
+               int timingTag) override {
     auto k = static_cast<cl_kernel>(kernel);
     cl_uint expected = 0;
     for (const KernelArg &a : args)
@@ -480,11 +450,10 @@ public:
     cl_uint takes = 0;
     cl_.getKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof takes, &takes, nullptr);
     if (takes != expected)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "the kernel takes " + std::to_string(takes) +
-              " arguments, and the program gives it " +
-              std::to_string(expected));
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "the kernel takes " + std::to_string(takes) +
+                                         " arguments, and the program gives it " +
+                                         std::to_string(expected));
     cl_uint i = 0;
     for (const KernelArg &a : args) {
       cl_int err = CL_SUCCESS;
@@ -510,9 +479,8 @@ public:
         dims = cl_uint(d + 1);
     }
     cl_event ev = nullptr;
-    cl_int err =
-        cl_.enqueueNDRangeKernel(queue_, k, dims, nullptr, global, local, 0,
-                                 nullptr, timingTag >= 0 ? &ev : nullptr);
+    cl_int err = cl_.enqueueNDRangeKernel(queue_, k, dims, nullptr, global, local, 0, nullptr,
+                                          timingTag >= 0 ? &ev : nullptr);
     if (err != CL_SUCCESS)
       return clError("clEnqueueNDRangeKernel", err);
     if (ev)
@@ -534,19 +502,17 @@ public:
     std::vector<std::pair<int, cl_event>> waiting;
     for (auto &[tag, ev] : timed_) {
       cl_int status = CL_QUEUED;
-      cl_.getEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
-                       &status, nullptr);
+      cl_.getEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
       if (status > CL_COMPLETE) {
         waiting.push_back({tag, ev});
         continue;
       }
       cl_ulong start = 0, end = 0;
       if (status == CL_COMPLETE &&
-          cl_.getEventProfilingInfo(ev, CL_PROFILING_COMMAND_START,
-                                    sizeof start, &start,
+          cl_.getEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start,
                                     nullptr) == CL_SUCCESS &&
-          cl_.getEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end,
-                                    &end, nullptr) == CL_SUCCESS &&
+          cl_.getEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr) ==
+              CL_SUCCESS &&
           end >= start)
         out.push_back({tag, double(end - start) * 1e-6});
       cl_.releaseEvent(ev);
@@ -562,22 +528,18 @@ private:
     static const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
     return (n + page - 1) / page * page;
   }
-  static cl_mem mem(const DeviceRef &r) {
-    return static_cast<cl_mem>(r.memory.handle);
-  }
+  static cl_mem mem(const DeviceRef &r) { return static_cast<cl_mem>(r.memory.handle); }
 
   // The compiler's log, trimmed: the first lines say what it refused.
   std::string buildLog(cl_program program) {
     size_t n = 0;
-    if (cl_.getProgramBuildInfo(program, device_, CL_PROGRAM_BUILD_LOG, 0,
-                                nullptr, &n) != CL_SUCCESS ||
+    if (cl_.getProgramBuildInfo(program, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n) !=
+            CL_SUCCESS ||
         n == 0)
       return "";
     std::string log(n, '\0');
-    cl_.getProgramBuildInfo(program, device_, CL_PROGRAM_BUILD_LOG, n,
-                            log.data(), nullptr);
-    log.resize(log.find('\0') == std::string::npos ? log.size()
-                                                   : log.find('\0'));
+    cl_.getProgramBuildInfo(program, device_, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+    log.resize(log.find('\0') == std::string::npos ? log.size() : log.find('\0'));
     while (!log.empty() && (log.back() == '\n' || log.back() == ' '))
       log.pop_back();
     if (log.size() > 2000)
@@ -610,8 +572,7 @@ private:
 
 } // namespace
 
-Expected<std::unique_ptr<GpuDevice>>
-openOpenClDevice(const GpuOpenOptions &options) {
+Expected<std::unique_ptr<GpuDevice>> openOpenClDevice(const GpuOpenOptions &options) {
   OpenCl &ocl = OpenCl::get();
   if (!ocl.problem.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), ocl.problem);
@@ -627,33 +588,26 @@ openOpenClDevice(const GpuOpenOptions &options) {
   cl_device_id device = platform.devices[di];
   const OpenClLibrary &cl = ocl.cl;
   if (deviceValue<cl_uint>(cl, device, CL_DEVICE_ADDRESS_BITS) != 64)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "OpenCL device " + std::to_string(options.ordinal) +
-            " is not a 64-bit device (mdl makes spir64 code)");
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "OpenCL device " + std::to_string(options.ordinal) +
+                                       " is not a 64-bit device (mdl makes spir64 code)");
   auto context = ocl.contextOf(platform);
   if (!context)
     return context.takeError();
   cl_queue_properties props[] = {
-      CL_QUEUE_PROPERTIES,
-      cl_queue_properties(options.timings ? CL_QUEUE_PROFILING_ENABLE : 0), 0};
+      CL_QUEUE_PROPERTIES, cl_queue_properties(options.timings ? CL_QUEUE_PROFILING_ENABLE : 0), 0};
   cl_int err = CL_SUCCESS;
-  cl_command_queue queue =
-      cl.createQueueWithProperties(*context, device, props, &err);
+  cl_command_queue queue = cl.createQueueWithProperties(*context, device, props, &err);
   if (err != CL_SUCCESS || !queue)
     return clError("clCreateCommandQueueWithProperties", err);
   GpuDeviceInfo info;
   info.api = "OpenCL";
   info.target = "spir64";
-  info.description =
-      deviceString(cl, device, CL_DEVICE_NAME) + " (OpenCL, " +
-      (platform.version.empty() ? "unknown platform" : platform.version) + ")";
-  info.maxBlockThreads =
-      deviceValue<size_t>(cl, device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
-  info.maxSharedBytes =
-      deviceValue<cl_ulong>(cl, device, CL_DEVICE_LOCAL_MEM_SIZE);
-  return std::make_unique<OpenClDevice>(ocl, platform, device, *context, queue,
-                                        std::move(info));
+  info.description = deviceString(cl, device, CL_DEVICE_NAME) + " (OpenCL, " +
+                     (platform.version.empty() ? "unknown platform" : platform.version) + ")";
+  info.maxBlockThreads = deviceValue<size_t>(cl, device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+  info.maxSharedBytes = deviceValue<cl_ulong>(cl, device, CL_DEVICE_LOCAL_MEM_SIZE);
+  return std::make_unique<OpenClDevice>(ocl, platform, device, *context, queue, std::move(info));
 }
 
 } // namespace mdl::backend::hip

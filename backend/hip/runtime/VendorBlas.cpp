@@ -39,10 +39,9 @@ using llvm::Error;
 using llvm::Expected;
 
 Error blasError(const char *lib, const char *what, int status) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 std::string(lib) + " " + what +
-                                     " failed with status " +
-                                     std::to_string(status));
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), std::string(lib) + " " + what +
+                                                                     " failed with status " +
+                                                                     std::to_string(status));
 }
 
 // A library bound once per process (never closed), or why it could not be.
@@ -52,8 +51,7 @@ template <typename Entry> struct Bound {
 };
 
 template <typename Entry>
-const Bound<Entry> &bindOnce(const char *env,
-                             const std::vector<const char *> &names) {
+const Bound<Entry> &bindOnce(const char *env, const std::vector<const char *> &names) {
   static const Bound<Entry> bound = [&] {
     Bound<Entry> b;
     auto lib = DynamicLibrary::open(env, names);
@@ -82,25 +80,21 @@ struct CublasEntry {
   int (*create)(Handle *);
   int (*destroy)(Handle);
   int (*setStream)(Handle, void *);
-  int (*sgemm)(Handle, int, int, int, int, int, const float *, const float *,
-               int, long long, const float *, int, long long, const float *,
-               float *, int, long long, int);
-  int (*dgemm)(Handle, int, int, int, int, int, const double *, const double *,
-               int, long long, const double *, int, long long, const double *,
-               double *, int, long long, int);
-  int (*gemmEx)(Handle, int, int, int, int, int, const void *, const void *,
-                int, int, long long, const void *, int, int, long long,
-                const void *, void *, int, int, long long, int, int, int);
+  int (*sgemm)(Handle, int, int, int, int, int, const float *, const float *, int, long long,
+               const float *, int, long long, const float *, float *, int, long long, int);
+  int (*dgemm)(Handle, int, int, int, int, int, const double *, const double *, int, long long,
+               const double *, int, long long, const double *, double *, int, long long, int);
+  int (*gemmEx)(Handle, int, int, int, int, int, const void *, const void *, int, int, long long,
+                const void *, int, int, long long, const void *, void *, int, int, long long, int,
+                int, int);
   Error bindAll(const DynamicLibrary &lib) {
-    for (auto [fn, name] :
-         std::initializer_list<std::pair<void **, const char *>>{
+    for (auto [fn, name] : std::initializer_list<std::pair<void **, const char *>>{
              {reinterpret_cast<void **>(&create), "cublasCreate_v2"},
              {reinterpret_cast<void **>(&destroy), "cublasDestroy_v2"},
              {reinterpret_cast<void **>(&setStream), "cublasSetStream_v2"},
              {reinterpret_cast<void **>(&sgemm), "cublasSgemmStridedBatched"},
              {reinterpret_cast<void **>(&dgemm), "cublasDgemmStridedBatched"},
-             {reinterpret_cast<void **>(&gemmEx),
-              "cublasGemmStridedBatchedEx"}})
+             {reinterpret_cast<void **>(&gemmEx), "cublasGemmStridedBatchedEx"}})
       if (Error e = lib.bind(*fn, name))
         return e;
     return Error::success();
@@ -121,31 +115,27 @@ public:
     int status = 0;
     if (g.dtype == MDL_F32) {
       float one = 1, zero = 0;
-      status = e_.sgemm(
-          handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-          reinterpret_cast<const float *>(c.first), int(c.ldFirst),
-          c.strideFirst, reinterpret_cast<const float *>(c.second),
-          int(c.ldSecond), c.strideSecond, &zero,
-          reinterpret_cast<float *>(c.c), int(c.ldc), c.strideC, int(c.batch));
+      status = e_.sgemm(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
+                        reinterpret_cast<const float *>(c.first), int(c.ldFirst), c.strideFirst,
+                        reinterpret_cast<const float *>(c.second), int(c.ldSecond), c.strideSecond,
+                        &zero, reinterpret_cast<float *>(c.c), int(c.ldc), c.strideC, int(c.batch));
     } else if (g.dtype == MDL_F64) {
       double one = 1, zero = 0;
-      status = e_.dgemm(
-          handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-          reinterpret_cast<const double *>(c.first), int(c.ldFirst),
-          c.strideFirst, reinterpret_cast<const double *>(c.second),
-          int(c.ldSecond), c.strideSecond, &zero,
-          reinterpret_cast<double *>(c.c), int(c.ldc), c.strideC, int(c.batch));
+      status =
+          e_.dgemm(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
+                   reinterpret_cast<const double *>(c.first), int(c.ldFirst), c.strideFirst,
+                   reinterpret_cast<const double *>(c.second), int(c.ldSecond), c.strideSecond,
+                   &zero, reinterpret_cast<double *>(c.c), int(c.ldc), c.strideC, int(c.batch));
     } else if (g.dtype == MDL_F16 || g.dtype == MDL_BF16) {
       // Halves accumulate in f32, as mdl's own kernels do.
       constexpr int kR16F = 2, kR16BF = 14, kCompute32F = 68, kAlgoDefault = -1;
       int type = g.dtype == MDL_F16 ? kR16F : kR16BF;
       float one = 1, zero = 0;
-      status = e_.gemmEx(
-          handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-          reinterpret_cast<const void *>(c.first), type, int(c.ldFirst),
-          c.strideFirst, reinterpret_cast<const void *>(c.second), type,
-          int(c.ldSecond), c.strideSecond, &zero, reinterpret_cast<void *>(c.c),
-          type, int(c.ldc), c.strideC, int(c.batch), kCompute32F, kAlgoDefault);
+      status = e_.gemmEx(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
+                         reinterpret_cast<const void *>(c.first), type, int(c.ldFirst),
+                         c.strideFirst, reinterpret_cast<const void *>(c.second), type,
+                         int(c.ldSecond), c.strideSecond, &zero, reinterpret_cast<void *>(c.c),
+                         type, int(c.ldc), c.strideC, int(c.batch), kCompute32F, kAlgoDefault);
     } else {
       return false;
     }
@@ -167,28 +157,21 @@ struct RocblasEntry {
   int (*create)(Handle *);
   int (*destroy)(Handle);
   int (*setStream)(Handle, void *);
-  int (*sgemm)(Handle, int, int, int, int, int, const float *, const float *,
-               int, int64_t, const float *, int, int64_t, const float *,
-               float *, int, int64_t, int);
-  int (*dgemm)(Handle, int, int, int, int, int, const double *, const double *,
-               int, int64_t, const double *, int, int64_t, const double *,
-               double *, int, int64_t, int);
-  int (*gemmEx)(Handle, int, int, int, int, int, const void *, const void *,
-                int, int, int64_t, const void *, int, int, int64_t,
-                const void *, const void *, int, int, int64_t, void *, int, int,
-                int64_t, int, int, int, int32_t, uint32_t);
+  int (*sgemm)(Handle, int, int, int, int, int, const float *, const float *, int, int64_t,
+               const float *, int, int64_t, const float *, float *, int, int64_t, int);
+  int (*dgemm)(Handle, int, int, int, int, int, const double *, const double *, int, int64_t,
+               const double *, int, int64_t, const double *, double *, int, int64_t, int);
+  int (*gemmEx)(Handle, int, int, int, int, int, const void *, const void *, int, int, int64_t,
+                const void *, int, int, int64_t, const void *, const void *, int, int, int64_t,
+                void *, int, int, int64_t, int, int, int, int32_t, uint32_t);
   Error bindAll(const DynamicLibrary &lib) {
-    for (auto [fn, name] :
-         std::initializer_list<std::pair<void **, const char *>>{
+    for (auto [fn, name] : std::initializer_list<std::pair<void **, const char *>>{
              {reinterpret_cast<void **>(&create), "rocblas_create_handle"},
              {reinterpret_cast<void **>(&destroy), "rocblas_destroy_handle"},
              {reinterpret_cast<void **>(&setStream), "rocblas_set_stream"},
-             {reinterpret_cast<void **>(&sgemm),
-              "rocblas_sgemm_strided_batched"},
-             {reinterpret_cast<void **>(&dgemm),
-              "rocblas_dgemm_strided_batched"},
-             {reinterpret_cast<void **>(&gemmEx),
-              "rocblas_gemm_strided_batched_ex"}})
+             {reinterpret_cast<void **>(&sgemm), "rocblas_sgemm_strided_batched"},
+             {reinterpret_cast<void **>(&dgemm), "rocblas_dgemm_strided_batched"},
+             {reinterpret_cast<void **>(&gemmEx), "rocblas_gemm_strided_batched_ex"}})
       if (Error e = lib.bind(*fn, name))
         return e;
     return Error::success();
@@ -209,32 +192,27 @@ public:
     int status = 0;
     if (g.dtype == MDL_F32) {
       float one = 1, zero = 0;
-      status = e_.sgemm(
-          handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-          reinterpret_cast<const float *>(c.first), int(c.ldFirst),
-          c.strideFirst, reinterpret_cast<const float *>(c.second),
-          int(c.ldSecond), c.strideSecond, &zero,
-          reinterpret_cast<float *>(c.c), int(c.ldc), c.strideC, int(c.batch));
+      status = e_.sgemm(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
+                        reinterpret_cast<const float *>(c.first), int(c.ldFirst), c.strideFirst,
+                        reinterpret_cast<const float *>(c.second), int(c.ldSecond), c.strideSecond,
+                        &zero, reinterpret_cast<float *>(c.c), int(c.ldc), c.strideC, int(c.batch));
     } else if (g.dtype == MDL_F64) {
       double one = 1, zero = 0;
-      status = e_.dgemm(
-          handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-          reinterpret_cast<const double *>(c.first), int(c.ldFirst),
-          c.strideFirst, reinterpret_cast<const double *>(c.second),
-          int(c.ldSecond), c.strideSecond, &zero,
-          reinterpret_cast<double *>(c.c), int(c.ldc), c.strideC, int(c.batch));
+      status =
+          e_.dgemm(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
+                   reinterpret_cast<const double *>(c.first), int(c.ldFirst), c.strideFirst,
+                   reinterpret_cast<const double *>(c.second), int(c.ldSecond), c.strideSecond,
+                   &zero, reinterpret_cast<double *>(c.c), int(c.ldc), c.strideC, int(c.batch));
     } else if (g.dtype == MDL_F16 || g.dtype == MDL_BF16) {
       constexpr int kF16 = 150, kF32 = 151, kBF16 = 168, kAlgoStandard = 0;
       int type = g.dtype == MDL_F16 ? kF16 : kBF16;
       float one = 1, zero = 0;
       void *cc = reinterpret_cast<void *>(c.c);
       status = e_.gemmEx(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-                         reinterpret_cast<const void *>(c.first), type,
-                         int(c.ldFirst), c.strideFirst,
-                         reinterpret_cast<const void *>(c.second), type,
-                         int(c.ldSecond), c.strideSecond, &zero, cc, type,
-                         int(c.ldc), c.strideC, cc, type, int(c.ldc), c.strideC,
-                         int(c.batch), kF32, kAlgoStandard, 0, 0);
+                         reinterpret_cast<const void *>(c.first), type, int(c.ldFirst),
+                         c.strideFirst, reinterpret_cast<const void *>(c.second), type,
+                         int(c.ldSecond), c.strideSecond, &zero, cc, type, int(c.ldc), c.strideC,
+                         cc, type, int(c.ldc), c.strideC, int(c.batch), kF32, kAlgoStandard, 0, 0);
     } else {
       return false;
     }
@@ -255,15 +233,12 @@ struct HipblasEntry {
   int (*create)(Handle *);
   int (*destroy)(Handle);
   int (*setStream)(Handle, void *);
-  int (*sgemm)(Handle, int, int, int, int, int, const float *, const float *,
-               int, long long, const float *, int, long long, const float *,
-               float *, int, long long, int);
-  int (*dgemm)(Handle, int, int, int, int, int, const double *, const double *,
-               int, long long, const double *, int, long long, const double *,
-               double *, int, long long, int);
+  int (*sgemm)(Handle, int, int, int, int, int, const float *, const float *, int, long long,
+               const float *, int, long long, const float *, float *, int, long long, int);
+  int (*dgemm)(Handle, int, int, int, int, int, const double *, const double *, int, long long,
+               const double *, int, long long, const double *, double *, int, long long, int);
   Error bindAll(const DynamicLibrary &lib) {
-    for (auto [fn, name] :
-         std::initializer_list<std::pair<void **, const char *>>{
+    for (auto [fn, name] : std::initializer_list<std::pair<void **, const char *>>{
              {reinterpret_cast<void **>(&create), "hipblasCreate"},
              {reinterpret_cast<void **>(&destroy), "hipblasDestroy"},
              {reinterpret_cast<void **>(&setStream), "hipblasSetStream"},
@@ -289,20 +264,17 @@ public:
     int status = 0;
     if (g.dtype == MDL_F32) {
       float one = 1, zero = 0;
-      status = e_.sgemm(
-          handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-          reinterpret_cast<const float *>(c.first), int(c.ldFirst),
-          c.strideFirst, reinterpret_cast<const float *>(c.second),
-          int(c.ldSecond), c.strideSecond, &zero,
-          reinterpret_cast<float *>(c.c), int(c.ldc), c.strideC, int(c.batch));
+      status = e_.sgemm(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
+                        reinterpret_cast<const float *>(c.first), int(c.ldFirst), c.strideFirst,
+                        reinterpret_cast<const float *>(c.second), int(c.ldSecond), c.strideSecond,
+                        &zero, reinterpret_cast<float *>(c.c), int(c.ldc), c.strideC, int(c.batch));
     } else if (g.dtype == MDL_F64) {
       double one = 1, zero = 0;
-      status = e_.dgemm(
-          handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-          reinterpret_cast<const double *>(c.first), int(c.ldFirst),
-          c.strideFirst, reinterpret_cast<const double *>(c.second),
-          int(c.ldSecond), c.strideSecond, &zero,
-          reinterpret_cast<double *>(c.c), int(c.ldc), c.strideC, int(c.batch));
+      status =
+          e_.dgemm(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
+                   reinterpret_cast<const double *>(c.first), int(c.ldFirst), c.strideFirst,
+                   reinterpret_cast<const double *>(c.second), int(c.ldSecond), c.strideSecond,
+                   &zero, reinterpret_cast<double *>(c.c), int(c.ldc), c.strideC, int(c.batch));
     } else {
       return false;
     }
@@ -333,23 +305,19 @@ std::unique_ptr<VendorBlas> bindTo(const Entry *e, void *stream) {
 }
 
 const Bound<CublasEntry> &cublas() {
-  return bindOnce<CublasEntry>("MDL_CUBLAS_LIBRARY",
-                               {"libcublas.so", "libcublas.so.13",
-                                "libcublas.so.12", "libcublas.so.11"});
+  return bindOnce<CublasEntry>("MDL_CUBLAS_LIBRARY", {"libcublas.so", "libcublas.so.13",
+                                                      "libcublas.so.12", "libcublas.so.11"});
 }
 const Bound<RocblasEntry> &rocblas() {
-  return bindOnce<RocblasEntry>("MDL_ROCBLAS_LIBRARY",
-                                {"librocblas.so", "librocblas.so.4",
-                                 "librocblas.so.3", "librocblas.so.0"});
+  return bindOnce<RocblasEntry>("MDL_ROCBLAS_LIBRARY", {"librocblas.so", "librocblas.so.4",
+                                                        "librocblas.so.3", "librocblas.so.0"});
 }
 const Bound<HipblasEntry> &hipblas() {
-  return bindOnce<HipblasEntry>("MDL_HIPBLAS_LIBRARY",
-                                {"libhipblas.so", "libhipblas.so.2",
-                                 "libhipblas.so.1", "libhipblas.so.0"});
+  return bindOnce<HipblasEntry>("MDL_HIPBLAS_LIBRARY", {"libhipblas.so", "libhipblas.so.2",
+                                                        "libhipblas.so.1", "libhipblas.so.0"});
 }
 
-template <typename Entry>
-llvm::Expected<std::string> fileOf(const Bound<Entry> &b) {
+template <typename Entry> llvm::Expected<std::string> fileOf(const Bound<Entry> &b) {
   if (!b.entry)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), b.problem);
   return b.file;
