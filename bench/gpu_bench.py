@@ -141,7 +141,7 @@ def measure(mdl, work, name, runtime, env=None):
     _, one = run_mdl(mdl, work, name, runtime, 0, env)
     wall, many = run_mdl(mdl, work, name, runtime, calls, env)
     per = lambda k: (many[k] - one[k]) / calls
-    return {"wall_us": wall, "kernel_us": many["kernel_ms"] * 1e3 / (calls + 1),
+    return {"wall_us": wall, "kernel_us": per("kernel_ms") * 1e3,
             "launches": per("launches"), "bytes_in": per("bytes_in"),
             "bytes_out": per("bytes_out"), "kernels": many["kernels"], "device": many["device"],
             "api": many["api"]}
@@ -317,17 +317,17 @@ def main():
         flops = 2.0 * g ** 3
         mine = statistics.median(x["kernel_us"] for x in own_gemm) if own_gemm else med["gemm"]["kernel_us"]
         vendor = med["gemm"]["kernel_us"] if own_gemm else None
-        L.append("GEMM %d^3: mdl's own kernel %.1f GFLOP/s%s." % (
+        L.append("GEMM %d^3: mdl's own kernel %.3g GFLOP/s%s." % (
             g, flops / (mine * 1e-6) / 1e9,
-            "; the vendor BLAS through mdl %.1f GFLOP/s; ratio %.2f (target 0.90)" % (
+            "; the vendor BLAS through mdl %.3g GFLOP/s; ratio %.2f (target 0.90)" % (
                 flops / (vendor * 1e-6) / 1e9, vendor / mine) if vendor else
             " (no vendor BLAS on %s)" % api))
     if "chain" in names:
         n = SIZES[size]["chain"]
         gbps = 2 * 4 * n / (med["chain"]["kernel_us"] * 1e-6) / 1e9
-        L.append("Chain of 100 element-wise ops on %d floats: %.1f GB/s (input read and output "
+        L.append("Chain of 100 element-wise ops on %d floats: %.3g GB/s (input read and output "
                  "written once, per kernel time)%s." % (
-                     n, gbps, "; the device's bandwidth %.1f GB/s (%s); ratio %.2f (target 0.80)"
+                     n, gbps, "; the device's bandwidth %.3g GB/s (%s); ratio %.3f (target 0.80)"
                      % (bandwidth, bandwidth_src, gbps / bandwidth) if bandwidth else ""))
     report = "\n".join(L) + "\n"
     print(report)

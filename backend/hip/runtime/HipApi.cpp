@@ -131,7 +131,7 @@ struct Hip {
 
   void init() {
     // ROCm installs the unversioned name with its development files only.
-    auto lib = DynamicLibrary::open("MDL_HIP_LIBRARY_AMDHIP",
+    auto lib = DynamicLibrary::open("MDL_AMDHIP_LIBRARY",
                                     {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"});
     if (!lib) {
       problem = "HIP: " + llvm::toString(lib.takeError());
