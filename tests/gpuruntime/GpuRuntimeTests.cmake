@@ -54,3 +54,10 @@ add_test(NAME gpu.absent_gpus
          COMMAND ${MDL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gpuruntime/absent_gpus.py
                  --mdl $<TARGET_FILE:mdl> --program ${CMAKE_SOURCE_DIR}/examples/pipeline.mdl)
 set_tests_properties(gpu.absent_gpus PROPERTIES LABELS gpu FAIL_REGULAR_EXPRESSION "FAIL:")
+
+# mdl repl with --gpu-runtime: values computed on the device, on both backends.
+add_test(NAME gpu.repl
+         COMMAND ${MDL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gpuruntime/repl_gpu.py
+                 --mdl $<TARGET_FILE:mdl>)
+set_tests_properties(gpu.repl PROPERTIES LABELS "gpu;repl" ENVIRONMENT "POCL_DEVICES=pthread"
+                     FAIL_REGULAR_EXPRESSION "FAIL:" SKIP_RETURN_CODE 77)
