@@ -20,12 +20,13 @@ device; weights are replicated to the device once, at load):
                the host's)
 
 Each workload runs as `mdl run FILE --gpu-runtime=R --fallback=error --repeat
-N --timings --diagnostics=json`, in a fresh process per round (rounds
-interleave the workloads); the figures are medians over rounds. Per call:
-the wall time (`--repeat`: inputs copied in, kernels, results copied out),
-the kernel time (the runtime's events: launches of one call, summed), the
-launches, and the bytes copied in and out (the difference between a run of
-N calls and a run of one, so that load-time weight uploads do not count).
+N`, in fresh processes per round (rounds interleave the workloads); the
+figures are medians over rounds. Per call: the wall time (`--repeat`: inputs
+copied in, kernels, results copied out; measured without --timings, whose
+events cost time), and from --timings --diagnostics=json the kernel time
+(the runtime's events), the launches and the bytes copied in and out (the
+difference between a process of N + 1 calls and one of one call, so that
+compilation and load-time weight uploads do not count).
 PyTorch on the same GPU is the peer for the MLP and the transformer where
 PyTorch has the GPU (torch.cuda, also ROCm builds). With --gpu-runtime
 opencl (PoCL on the CPU) sizes default to small: the figures say that the
@@ -117,11 +118,12 @@ WORKLOADS = {
 }
 
 
-def run_mdl(mdl, work, name, runtime, repeat, env=None):
+def run_mdl(mdl, work, name, runtime, repeat, env=None, timings=True):
     """One process: (wall us per call, the GPU summary of --timings)."""
     program, inputs, _ = WORKLOADS[name]
     cmd = [mdl, "run", os.path.join(work, program), "-q", "--gpu-runtime=" + runtime,
-           "--fallback=error", "--timings", "--diagnostics=json", "--repeat", str(repeat)]
+           "--fallback=error", "--diagnostics=json", "--repeat", str(repeat)]
+    cmd += ["--timings"] if timings else []
     cmd += ["--input=%s" % i.replace("=", "=" + work + "/", 1) for i in inputs]
     e = dict(os.environ)
     e.update(env or {})
@@ -129,17 +131,20 @@ def run_mdl(mdl, work, name, runtime, repeat, env=None):
     m = re.search(r"repeat \d+: min ([\d.]+) us, median ([\d.]+) us", p.stderr)
     gpus = [json.loads(l) for l in p.stderr.splitlines()
             if l.startswith("{") and '"launches"' in l and '"kernels"' in l]
-    if p.returncode != 0 or (repeat and not m) or not gpus:
+    if p.returncode != 0 or (repeat and not m) or (timings and not gpus):
         raise RuntimeError("mdl failed (exit %d): %s\n%s" % (p.returncode, " ".join(cmd),
                                                              p.stderr[-3000:]))
-    return (float(m.group(2)) if m else None), gpus[0]
+    return (float(m.group(2)) if m else None), (gpus[0] if gpus else None)
 
 
 def measure(mdl, work, name, runtime, env=None):
-    """Per-call figures of one round: two processes, 1 call and N + 1."""
+    """Per-call figures of one round: the wall time of a process without
+    --timings (its events cost time), and the differences between a process
+    of N + 1 calls and one of one call with --timings."""
     calls = WORKLOADS[name][2]
+    wall, _ = run_mdl(mdl, work, name, runtime, calls, env, timings=False)
     _, one = run_mdl(mdl, work, name, runtime, 0, env)
-    wall, many = run_mdl(mdl, work, name, runtime, calls, env)
+    _, many = run_mdl(mdl, work, name, runtime, calls, env)
     per = lambda k: (many[k] - one[k]) / calls
     return {"wall_us": wall, "kernel_us": per("kernel_ms") * 1e3,
             "launches": per("launches"), "bytes_in": per("bytes_in"),

@@ -219,6 +219,8 @@ public:
       cu_.eventDestroy(t.start);
       cu_.eventDestroy(t.end);
     }
+    for (CUevent e : spareEvents_)
+      cu_.eventDestroy(e);
     cu_.streamDestroy(stream_);
     cu_.primaryCtxRelease(device_);
   }
@@ -327,6 +329,14 @@ public:
   }
 
   void takeKernelTimes(std::vector<std::pair<int, double>> &out) override {
+    out.insert(out.end(), measured_.begin(), measured_.end());
+    measured_.clear();
+    harvest(out);
+  }
+
+private:
+  // Moves the times of the finished timed launches to `out`.
+  void harvest(std::vector<std::pair<int, double>> &out) {
     std::vector<Timed> waiting;
     for (Timed &t : timed_) {
       if (cu_.eventQuery(t.end) == kNotReady) {
@@ -336,12 +346,13 @@ public:
       float ms = 0;
       if (cu_.eventElapsedTime(&ms, t.start, t.end) == kSuccess)
         out.push_back({t.tag, double(ms)});
-      cu_.eventDestroy(t.start);
-      cu_.eventDestroy(t.end);
+      spareEvents_.push_back(t.start); // reused by later launches
+      spareEvents_.push_back(t.end);
     }
     timed_ = std::move(waiting);
   }
 
+public:
   Expected<bool> vendorGemm(const BlasGemm &g, int timingTag) override {
     if (blasName().empty())
       return false;
@@ -383,14 +394,28 @@ private:
   template <typename F> Error timed(int tag, F enqueue) {
     if (tag < 0)
       return enqueue();
+    if (timed_.size() >= kMaxTimedInFlight) {
+      cu_.streamSynchronize(stream_);
+      harvest(measured_);
+    }
     Timed t{tag, nullptr, nullptr};
-    if (cu_.eventCreate(&t.start, 0) != kSuccess || cu_.eventCreate(&t.end, 0) != kSuccess)
+    if (!timingEvent(t.start) || !timingEvent(t.end))
       return enqueue();
     cu_.eventRecord(t.start, stream_);
     Error e = enqueue();
     cu_.eventRecord(t.end, stream_);
     timed_.push_back(t);
     return e;
+  }
+
+  // An event that records times: a spare one, or a new one.
+  bool timingEvent(CUevent &e) {
+    if (!spareEvents_.empty()) {
+      e = spareEvents_.back();
+      spareEvents_.pop_back();
+      return true;
+    }
+    return cu_.eventCreate(&e, 0) == kSuccess;
   }
 
   // `later`'s stream waits for what `first`'s stream has been given.
@@ -422,6 +447,8 @@ private:
   CUstream stream_;
   GpuDeviceInfo info_;
   std::vector<Timed> timed_;
+  std::vector<std::pair<int, double>> measured_; // read, not yet taken
+  std::vector<CUevent> spareEvents_;
   std::set<CUcontext> peers_;
   bool blasTried_ = false;
   std::unique_ptr<VendorBlas> blas_;

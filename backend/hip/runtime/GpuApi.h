@@ -123,6 +123,10 @@ public:
   virtual std::string blasName() = 0;
 };
 
+/// With timing on, the launches whose times are not yet read are bounded:
+/// beyond this many, a device waits for its work and reads them.
+inline constexpr size_t kMaxTimedInFlight = 4096;
+
 /// What opening a device needs.
 struct GpuOpenOptions {
   int ordinal = 0;

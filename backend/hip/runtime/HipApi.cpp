@@ -224,6 +224,8 @@ public:
       hip_.eventDestroy(t.start);
       hip_.eventDestroy(t.end);
     }
+    for (hipEvent_t e : spareEvents_)
+      hip_.eventDestroy(e);
     hip_.streamDestroy(stream_);
   }
 
@@ -317,6 +319,14 @@ public:
   }
 
   void takeKernelTimes(std::vector<std::pair<int, double>> &out) override {
+    out.insert(out.end(), measured_.begin(), measured_.end());
+    measured_.clear();
+    harvest(out);
+  }
+
+private:
+  // Moves the times of the finished timed launches to `out`.
+  void harvest(std::vector<std::pair<int, double>> &out) {
     std::vector<Timed> waiting;
     for (Timed &t : timed_) {
       if (hip_.eventQuery(t.end) == kNotReady) {
@@ -326,12 +336,13 @@ public:
       float ms = 0;
       if (hip_.eventElapsedTime(&ms, t.start, t.end) == kSuccess)
         out.push_back({t.tag, double(ms)});
-      hip_.eventDestroy(t.start);
-      hip_.eventDestroy(t.end);
+      spareEvents_.push_back(t.start); // reused by later launches
+      spareEvents_.push_back(t.end);
     }
     timed_ = std::move(waiting);
   }
 
+public:
   Expected<bool> vendorGemm(const BlasGemm &g, int timingTag) override {
     if (blasName().empty())
       return false;
@@ -372,15 +383,28 @@ private:
   template <typename F> Error timed(int tag, F enqueue) {
     if (tag < 0)
       return enqueue();
+    if (timed_.size() >= kMaxTimedInFlight) {
+      hip_.streamSynchronize(stream_);
+      harvest(measured_);
+    }
     Timed t{tag, nullptr, nullptr};
-    if (hip_.eventCreateWithFlags(&t.start, 0) != kSuccess ||
-        hip_.eventCreateWithFlags(&t.end, 0) != kSuccess)
+    if (!timingEvent(t.start) || !timingEvent(t.end))
       return enqueue();
     hip_.eventRecord(t.start, stream_);
     Error e = enqueue();
     hip_.eventRecord(t.end, stream_);
     timed_.push_back(t);
     return e;
+  }
+
+  // An event that records times: a spare one, or a new one.
+  bool timingEvent(hipEvent_t &e) {
+    if (!spareEvents_.empty()) {
+      e = spareEvents_.back();
+      spareEvents_.pop_back();
+      return true;
+    }
+    return hip_.eventCreateWithFlags(&e, 0) == kSuccess;
   }
 
   // `later`'s stream waits for what `first`'s stream has been given.
@@ -409,6 +433,8 @@ private:
   hipStream_t stream_;
   GpuDeviceInfo info_;
   std::vector<Timed> timed_;
+  std::vector<std::pair<int, double>> measured_; // read, not yet taken
+  std::vector<hipEvent_t> spareEvents_;
   std::set<int> peers_;
   bool blasTried_ = false;
   std::unique_ptr<VendorBlas> blas_;

@@ -478,6 +478,10 @@ public:
       if (d > 0 && (shape.grid[d] > 1 || shape.block[d] > 1))
         dims = cl_uint(d + 1);
     }
+    if (timingTag >= 0 && timed_.size() >= kMaxTimedInFlight) {
+      cl_.finish(queue_);
+      harvest(measured_);
+    }
     cl_event ev = nullptr;
     cl_int err = cl_.enqueueNDRangeKernel(queue_, k, dims, nullptr, global, local, 0, nullptr,
                                           timingTag >= 0 ? &ev : nullptr);
@@ -499,6 +503,14 @@ public:
   }
 
   void takeKernelTimes(std::vector<std::pair<int, double>> &out) override {
+    out.insert(out.end(), measured_.begin(), measured_.end());
+    measured_.clear();
+    harvest(out);
+  }
+
+private:
+  // Moves the times of the finished timed launches to `out`.
+  void harvest(std::vector<std::pair<int, double>> &out) {
     std::vector<std::pair<int, cl_event>> waiting;
     for (auto &[tag, ev] : timed_) {
       cl_int status = CL_QUEUED;
@@ -520,6 +532,7 @@ public:
     timed_ = std::move(waiting);
   }
 
+public:
   Expected<bool> vendorGemm(const BlasGemm &, int) override { return false; }
   std::string blasName() override { return ""; }
 
@@ -568,6 +581,7 @@ private:
   std::vector<std::unique_ptr<char[]>> stagedCopies_;
   uint64_t staged_ = 0;
   std::vector<std::pair<int, cl_event>> timed_;
+  std::vector<std::pair<int, double>> measured_; // read, not yet taken
 };
 
 } // namespace
