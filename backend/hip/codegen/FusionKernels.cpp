@@ -300,10 +300,14 @@ private:
       return b.CreateFAdd(acc, x);
     }
     bool isMax = r.kind == OpKind::ReduceMax;
-    llvm::Intrinsic::ID id =
-        isFloat(t) ? (isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum)
-        : t == DType::U8 ? (isMax ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
-                         : (isMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
+    if (isFloat(t)) {
+      // NaN propagates (the CPU kernels' maxNaN), as a compare and select:
+      // llvm.maximum has no lowering in the LLVM 15 behind PoCL.
+      Value *better = isMax ? b.CreateFCmpOGT(x, acc) : b.CreateFCmpOLT(x, acc);
+      return b.CreateSelect(b.CreateOr(better, b.CreateFCmpUNO(x, x)), x, acc);
+    }
+    llvm::Intrinsic::ID id = t == DType::U8 ? (isMax ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
+                                            : (isMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
     return b.CreateIntrinsic(id, {acc->getType()}, {acc, x});
   }
   Value *accFinish(const Operation &r, Value *acc) {
