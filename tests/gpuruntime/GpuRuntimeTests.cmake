@@ -11,14 +11,17 @@ gtest_discover_tests(gpu_runtime_test DISCOVERY_TIMEOUT 60
                      PROPERTIES LABELS gpu ENVIRONMENT "POCL_DEVICES=pthread pthread"
                                 SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 
-# Every conformance program and example with hip devices, on GPU code
-# through OpenCL (PoCL gives eight devices), on both backends: expected
-# results (or the CPU's, for examples), and kernels launched on every hip
-# device (tests/gpuruntime/gpu_programs.py).
+# Every conformance program and example with hip devices, and the
+# generator's coverage programs, on GPU code through OpenCL (PoCL gives
+# eight devices), on both backends: expected results (or the CPU's, for the
+# others), and kernels launched on every hip device
+# (tests/gpuruntime/gpu_programs.py).
 set(MDL_GPU_ENV "POCL_DEVICES=pthread pthread pthread pthread pthread pthread pthread pthread")
 file(GLOB MDL_GPU_CASES "${MDL_CONFORMANCE_DIR}/run/*.mdl")
 file(GLOB MDL_GPU_EXAMPLES "${CMAKE_SOURCE_DIR}/examples/*.mdl")
-foreach(program ${MDL_GPU_CASES} ${MDL_GPU_EXAMPLES})
+# The generator's coverage programs (tests/gpu/programs), through the runtime.
+file(GLOB MDL_GPU_PROGRAMS "${CMAKE_SOURCE_DIR}/tests/gpu/programs/*.mdl")
+foreach(program ${MDL_GPU_CASES} ${MDL_GPU_EXAMPLES} ${MDL_GPU_PROGRAMS})
   file(READ ${program} source)
   if(NOT source MATCHES "=[ \t]*hip[ \t]*\\(")
     continue()
@@ -27,6 +30,9 @@ foreach(program ${MDL_GPU_CASES} ${MDL_GPU_EXAMPLES})
   if(program IN_LIST MDL_GPU_CASES)
     set(kind case)
     set(test gpu.conformance.${name})
+  elseif(program IN_LIST MDL_GPU_PROGRAMS)
+    set(kind example)
+    set(test gpu.program.${name})
   else()
     set(kind example)
     set(test gpu.example.${name})
