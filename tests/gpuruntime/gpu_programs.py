@@ -17,11 +17,14 @@ cannot open is an error rather than a silent run on the CPU. Then
     within 1e-4 relative to the result's magnitude (GPU reductions add in
     another order than the CPU's);
   * --timings must show every hip device that opened with kernels launched
-    (> 0): a program whose GPU code silently ran elsewhere fails.
+    (> 0): a program whose GPU code silently ran elsewhere fails (as JSON
+    lines for conformance cases, run with --diagnostics=json; as tables for
+    the others).
 
 Without an OpenCL device the check is skipped (exit 77), saying why.
 """
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -76,13 +79,25 @@ def inputs_of(path):
     return args
 
 
+def gpu_tables(stderr):
+    """(ordinal, description, launches) of each GPU --timings printed: tables,
+    or under --diagnostics=json one object per device."""
+    tables = [(t[0], t[1], t[2]) for t in GPU_TABLE.findall(stderr)]
+    for line in stderr.splitlines():
+        if line.startswith("{"):
+            d = json.loads(line)
+            if "gpu" in d and "kernels" in d:
+                tables.append((str(d["gpu"]), d["device"], str(d["launches"])))
+    return tables
+
+
 def check_launches(stderr, what):
-    """Every GPU table --timings printed shows kernels launched."""
-    tables = GPU_TABLE.findall(stderr)
+    """Every GPU --timings reports shows kernels launched."""
+    tables = gpu_tables(stderr)
     if not tables:
         fail("%s: --timings printed no GPU device: the hip devices did not run on a GPU\n%s" %
              (what, stderr))
-    for ordinal, desc, launches, kernels in tables:
+    for ordinal, desc, launches in tables:
         if "(OpenCL, " not in desc:
             fail("%s: gpu %s is not an OpenCL device: %s" % (what, ordinal, desc))
         if int(launches) == 0:
@@ -90,9 +105,9 @@ def check_launches(stderr, what):
     return ", ".join("gpu %s: %s launches" % (t[0], t[2]) for t in tables)
 
 
-def run_on_gpu(mdl, path, backend, out, runtime):
+def run_on_gpu(mdl, path, backend, out, runtime, extra=()):
     cmd = [mdl, "run", path, "--backend=" + backend, "--gpu-runtime=" + runtime,
-           "--fallback=error", "--timings", "--out", out] + inputs_of(path)
+           "--fallback=error", "--timings", "--out", out] + list(extra) + inputs_of(path)
     p = run(cmd, env_with())
     if p.returncode != 0:
         if "E0403" in p.stderr and ("OpenCL: " in p.stderr) and "no device" not in p.stderr:
@@ -152,7 +167,8 @@ def case(mdl, path, backend, runtime):
         k, v = line.split()
         tol[k] = float(v)
     with tempfile.TemporaryDirectory() as out:
-        p = run_on_gpu(mdl, path, backend, out, runtime)
+        # The --timings of conformance runs are read as JSON lines.
+        p = run_on_gpu(mdl, path, backend, out, runtime, ["--quiet", "--diagnostics=json"])
         launches = check_launches(p.stderr, os.path.basename(path))
         compare_dirs(out, base + ".expected", tol["rtol"], tol["atol"], False, os.path.basename(path))
     print("PASS: %s on %s (%s)" % (os.path.basename(path), backend, launches))

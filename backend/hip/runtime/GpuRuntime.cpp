@@ -74,8 +74,9 @@ mdl_device *openDevice(const mdl_device_arg *args, uint32_t n, const char **erro
       timings = int(args[i].int_value);
   }
   options.timings = timings != 0;
-  // The reason must outlive this call (DeviceSet copies it at once).
-  static thread_local std::string why;
+  // The reason must outlive this call; DeviceSet opens devices one at a
+  // time and copies it at once.
+  static std::string why;
   why.clear();
   std::unique_ptr<GpuDevice> gpu = openGpu(runtime, options, why);
   if (!gpu) {
