@@ -67,3 +67,18 @@ add_test(NAME gpu.repl
                  --mdl $<TARGET_FILE:mdl>)
 set_tests_properties(gpu.repl PROPERTIES LABELS "gpu;repl" ENVIRONMENT "POCL_DEVICES=pthread"
                      FAIL_REGULAR_EXPRESSION "FAIL:" SKIP_RETURN_CODE 77)
+
+# The same conformance programs on a real GPU (--gpu-runtime=auto: HIP,
+# else CUDA): skipped, saying why, on machines without one.
+foreach(program ${MDL_GPU_CASES})
+  file(READ ${program} source)
+  if(NOT source MATCHES "=[ \t]*hip[ \t]*\\(")
+    continue()
+  endif()
+  get_filename_component(name ${program} NAME_WE)
+  add_test(NAME gpu.hardware.${name}
+           COMMAND ${MDL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gpuruntime/gpu_programs.py
+                   --mdl $<TARGET_FILE:mdl> --backend jit --gpu-runtime auto --case ${program})
+  set_tests_properties(gpu.hardware.${name} PROPERTIES LABELS gpu FAIL_REGULAR_EXPRESSION "FAIL:"
+                       SKIP_RETURN_CODE 77 TIMEOUT 900)
+endforeach()
