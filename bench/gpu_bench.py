@@ -128,7 +128,7 @@ def run_mdl(mdl, work, name, runtime, repeat, env=None, timings=True):
     e = dict(os.environ)
     e.update(env or {})
     p = subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=3600)
-    m = re.search(r"repeat \d+: min ([\d.]+) us, median ([\d.]+) us", p.stderr)
+    m = re.search(r"repeat \d+: min ([\d.e+]+) us, median ([\d.e+]+) us", p.stderr)
     gpus = [json.loads(l) for l in p.stderr.splitlines()
             if l.startswith("{") and '"launches"' in l and '"kernels"' in l]
     if p.returncode != 0 or (repeat and not m) or (timings and not gpus):
