@@ -27,6 +27,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <tuple>
 
 namespace mdl::backend::hip {
 
@@ -122,7 +123,9 @@ private:
   }
 
   // --- exp ----------------------------------------------------------------
-  Value *expCore(Value *x) {
+  /// e^(x + tail), with `tail` (much smaller than an ulp of x) added after
+  /// the range reduction, where it still counts.
+  Value *expCore(Value *x, Value *tail = nullptr) {
     const double ln2Hi = 6.93147180369123816490e-01, ln2Lo = 1.90821492927058770002e-10;
     Value *xc = b_.CreateIntrinsic(llvm::Intrinsic::minnum, {f64_},
                                    {b_.CreateIntrinsic(llvm::Intrinsic::maxnum, {f64_}, {x, k(-746.0)}),
@@ -130,6 +133,8 @@ private:
     Value *kf = un(llvm::Intrinsic::rint, b_.CreateFMul(xc, k(1.4426950408889634)));
     Value *r = fma(b_.CreateFNeg(kf), k(ln2Hi), xc);
     r = fma(b_.CreateFNeg(kf), k(ln2Lo), r);
+    if (tail)
+      r = b_.CreateFAdd(r, tail);
     std::vector<double> taylor;
     double f = 1;
     for (int i = 0; i <= 13; ++i) {
@@ -149,8 +154,27 @@ private:
   Value *expBody(const std::vector<Value *> &a) { return expCore(a[0]); }
 
   // --- log ----------------------------------------------------------------
-  Value *logCore(Value *x) {
+  /// log x as a double-double hi + lo: e ln2_hi and f = m - 1 are exact,
+  /// so they are summed exactly (two-sum) and only the small terms (e ln2_lo,
+  /// the series' correction) carry rounding errors.
+  std::pair<Value *, Value *> logExt(Value *x) {
     const double ln2Hi = 6.93147180369123816490e-01, ln2Lo = 1.90821492927058770002e-10;
+    auto [ef, f, c] = logParts(x);
+    auto [s1, e1] = twoSum(b_.CreateFMul(ef, k(ln2Hi)), f);
+    auto [s2, e2] = twoSum(s1, fma(ef, k(ln2Lo), c));
+    return {s2, b_.CreateFAdd(e1, e2)};
+  }
+  /// a + b and its exact rounding error (Knuth's two-sum).
+  std::pair<Value *, Value *> twoSum(Value *a, Value *b) {
+    Value *s = b_.CreateFAdd(a, b);
+    Value *bv = b_.CreateFSub(s, a);
+    Value *av = b_.CreateFSub(s, bv);
+    return {s, b_.CreateFAdd(b_.CreateFSub(a, av), b_.CreateFSub(b, bv))};
+  }
+
+  /// x = 2^e (1 + f) with 1 + f in [sqrt(1/2), sqrt(2)): e (as a double),
+  /// f, and c = log(1 + f) - f.
+  std::tuple<Value *, Value *, Value *> logParts(Value *x) {
     // Subnormals scaled into the normal range first.
     Value *tiny = b_.CreateFCmpOLT(x, k(2.2250738585072014e-308));
     Value *xs = sel(tiny, b_.CreateFMul(x, k(18014398509481984.0)), x); // 2^54
@@ -169,9 +193,14 @@ private:
     for (int n = 1; n <= 11; ++n)
       t.push_back(1.0 / (2 * n + 1));
     Value *tz = poly(z, t); // z/3 + z^2/5 + ...
-    Value *logm = b_.CreateFAdd(b_.CreateFSub(f, b_.CreateFMul(s, f)),
-                                b_.CreateFMul(b_.CreateFMul(k(2.0), s), tz));
-    Value *ef = b_.CreateSIToFP(e, f64_);
+    Value *c = b_.CreateFSub(b_.CreateFMul(b_.CreateFMul(k(2.0), s), tz), b_.CreateFMul(s, f));
+    return {b_.CreateSIToFP(e, f64_), f, c};
+  }
+
+  Value *logCore(Value *x) {
+    const double ln2Hi = 6.93147180369123816490e-01, ln2Lo = 1.90821492927058770002e-10;
+    auto [ef, f, c] = logParts(x);
+    Value *logm = b_.CreateFAdd(f, c);
     Value *y = b_.CreateFAdd(b_.CreateFMul(ef, k(ln2Hi)), fma(ef, k(ln2Lo), logm));
     y = sel(b_.CreateFCmpOEQ(x, k(INFINITY)), x, y);
     y = sel(b_.CreateFCmpOEQ(x, k(0.0)), k(-INFINITY), y);
@@ -230,12 +259,17 @@ private:
   Value *powBody(const std::vector<Value *> &a) {
     Value *x = a[0], *y = a[1];
     Value *ax = fabs(x), *ay = fabs(y);
+    // y log|x| in double-double (hi + lo) for a positive finite |x|; the
+    // plain log (with its zeros, infinities and NaN) otherwise.
     Value *l = logCore(ax);
-    Value *hi = b_.CreateFMul(y, l);
-    Value *lo = fma(y, l, b_.CreateFNeg(hi));
-    Value *r = expCore(hi);
-    // e^(hi + lo) = e^hi (1 + lo); lo is below an ulp of hi.
-    r = sel(b_.CreateFCmpOEQ(fabs(r), k(INFINITY)), r, fma(r, lo, r));
+    auto [lh, ll] = logExt(ax);
+    Value *regular = b_.CreateAnd(b_.CreateFCmpOGT(ax, k(0.0)), b_.CreateFCmpONE(ax, k(INFINITY)));
+    lh = sel(regular, lh, l);
+    ll = sel(regular, ll, k(0.0));
+    Value *hi = b_.CreateFMul(y, lh);
+    Value *lo = b_.CreateFAdd(fma(y, lh, b_.CreateFNeg(hi)), b_.CreateFMul(y, ll));
+    lo = sel(b_.CreateFCmpONE(fabs(hi), k(INFINITY)), lo, k(0.0)); // also false for NaN
+    Value *r = expCore(hi, lo);
     Value *yInf = b_.CreateFCmpOEQ(ay, k(INFINITY));
     Value *yInt = b_.CreateOr(b_.CreateFCmpOEQ(un(llvm::Intrinsic::floor, y), y), yInf);
     // y odd: an integer below 2^53 whose half is not an integer.
@@ -246,7 +280,8 @@ private:
     Value *negZero = b_.CreateAnd(b_.CreateFCmpOEQ(x, k(0.0)),
                                   b_.CreateICmpSLT(b_.CreateBitCast(x, i64_), ki(0)));
     r = sel(b_.CreateAnd(b_.CreateOr(neg, negZero), yOdd), b_.CreateFNeg(r), r);
-    r = sel(b_.CreateAnd(neg, b_.CreateNot(yInt)), k(NAN), r);
+    r = sel(b_.CreateAnd(b_.CreateAnd(neg, b_.CreateFCmpONE(ax, k(INFINITY))), b_.CreateNot(yInt)),
+            k(NAN), r);
     // |x| = 1 with an infinite y (0 * inf in the formula) gives 1.
     r = sel(b_.CreateAnd(b_.CreateFCmpOEQ(ax, k(1.0)), yInf), k(1.0), r);
     r = sel(b_.CreateOr(isNaN(x), isNaN(y)), k(NAN), r);
@@ -337,14 +372,18 @@ bool defineGpuMath(llvm::Module &m, std::string &error, llvm::GlobalValue::Linka
     // OpenCL built-ins (mangled names) stay for the OpenCL compiler.
     if (name.rfind("_Z", 0) == 0)
       continue;
-    bool known = false;
-    for (const std::string &n : gpuMathFunctions())
-      known |= n == name;
+    // "erf" is a double function and "erff" its float form.
+    bool known = false, isFloat = false;
+    for (const char *base : {"exp", "log", "sin", "cos", "pow", "erf", "tanh"}) {
+      if (name == base)
+        known = true;
+      else if (name == std::string(base) + "f")
+        known = isFloat = true;
+    }
     if (!known) {
       error = "the GPU code calls '" + name + "', which mdl's GPU math library does not have";
       return false;
     }
-    bool isFloat = name.back() == 'f';
     llvm::Function *def = isFloat ? e.f32Function(name) : e.f64Function(name);
     if (!def || def->getFunctionType() != f->getFunctionType()) {
       error = "mdl's GPU '" + name + "' does not match the call's type";
