@@ -54,6 +54,11 @@ public:
     entry("maxntidx", blockX);
   }
 
+  // PTX names may not hold a '.': `<kernel>_<var>`.
+  std::string localArrayName(const std::string &kernel, const std::string &var) const override {
+    return kernel + "_" + var;
+  }
+
   bool emit(llvm::Module &m, std::string &code, std::string &error) const override {
     optimizeModule(m, *tm_);
     return emitWithTargetMachine(m, *tm_, true, code, error);
