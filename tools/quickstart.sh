@@ -23,6 +23,8 @@ packages=(
   cmake ninja-build g++ make pkg-config       # the build
   antlr4 libantlr4-runtime-dev uuid-dev       # the grammar (the runtime links -luuid)
   llvm-19-dev llvm-19-tools libzstd-dev zlib1g-dev  # the JIT; lit and FileCheck for tests
+  liblld-19-dev                               # GPU code generation: lld links AMDGPU code objects
+  pocl-opencl-icd opencl-c-headers            # tests run the generated GPU kernels on the CPU (OpenCL)
   libopenblas-dev libomp-dev libdnnl-dev      # CPU kernels and GEMM
   libgtest-dev libbenchmark-dev               # unit tests, benchmarks
   nlohmann-json3-dev libcli11-dev libzip-dev  # JSON, the command line, .npz archives
