@@ -78,5 +78,11 @@ GpuLaunch emitArgReduceKernel(GpuModule &gm, ir::OpKind kind, const View &out,
                               const View &x, int inner);
 /// The fallback kernel of a Gemm step (`g` describes the product).
 GpuLaunch emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype);
+/// conv2d of NCHW `x` by OIHW `w` (strides, zero padding) into dense `out`.
+GpuLaunch emitConvKernel(GpuModule &gm, const View &out, const View &x, const View &w,
+                         int64_t sh, int64_t sw, int64_t ph, int64_t pw);
+/// max_pool2d / avg_pool2d of NCHW `x` into dense `out`.
+GpuLaunch emitPoolKernel(GpuModule &gm, bool isMax, const View &out, const View &x, int64_t kh,
+                         int64_t kw, int64_t sh, int64_t sw);
 
 } // namespace mdl::backend::hip

@@ -490,7 +490,46 @@ public:
     return true;
   }
 
+  bool lowerConv(const Operation &op, std::string &error) {
+    View x = views_.at(op.operands[0]);
+    if (isHalf(x.dtype))
+      return halfError(error);
+    std::vector<int64_t> stride = pairAttr(op, "stride", {1, 1}),
+                         padding = pairAttr(op, "padding", {0, 0});
+    View out = result(op);
+    if (out.numElements() > 0)
+      launch(emitConvKernel(gm_, out, x, views_.at(op.operands[1]), stride[0], stride[1],
+                            padding[0], padding[1]),
+             "conv2d " + shapeText(op.operands[0]->type) + " * " +
+                 shapeText(op.operands[1]->type));
+    return true;
+  }
+
+  bool lowerPool(const Operation &op, std::string &error) {
+    View x = views_.at(op.operands[0]);
+    if (isHalf(x.dtype))
+      return halfError(error);
+    std::vector<int64_t> size = pairAttr(op, "size", {1, 1}), stride = pairAttr(op, "stride", size);
+    View out = result(op);
+    if (out.numElements() > 0)
+      launch(emitPoolKernel(gm_, op.kind == OpKind::MaxPool2d, out, x, size[0], size[1],
+                            stride[0], stride[1]),
+             opName(op.kind));
+    return true;
+  }
+
 private:
+  /// An attribute that is an integer or [h, w], as [h, w].
+  static std::vector<int64_t> pairAttr(const Operation &op, const char *name,
+                                       std::vector<int64_t> dflt) {
+    const Attribute *a = op.attr(name);
+    if (!a)
+      return dflt;
+    if (a->kind() == Attribute::Kind::Int)
+      return {a->asInt(), a->asInt()};
+    return a->asIntList().size() == 2 ? a->asIntList() : dflt;
+  }
+
   bool halfError(std::string &error) {
     error = "the GPU code generator does not compile f16 or bf16 arithmetic "
             "yet (run this "
@@ -641,6 +680,8 @@ LoweringTable::LoweringTable() : fns_(size_t(kNumOpKinds), nullptr) {
       &Lowering::lowerGather);
   add({OpKind::Argmax, OpKind::Argmin, OpKind::Prod},
       &Lowering::lowerArgReduce);
+  add({OpKind::Conv2d}, &Lowering::lowerConv);
+  add({OpKind::MaxPool2d, OpKind::AvgPool2d}, &Lowering::lowerPool);
 }
 
 } // namespace
