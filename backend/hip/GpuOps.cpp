@@ -31,8 +31,9 @@ bool gpuImplements(OpKind k) {
   case OpKind::Sum: case OpKind::Mean: case OpKind::ReduceMax: case OpKind::ReduceMin:
   case OpKind::Prod: case OpKind::Argmax: case OpKind::Argmin: case OpKind::Softmax:
   case OpKind::LogSoftmax: case OpKind::Layernorm:
-  // Matrix products (Gemm steps, mdl's tiled kernel as the fallback).
-  case OpKind::Matmul:
+  // Matrix products (Gemm steps, mdl's tiled kernel as the fallback) and
+  // direct convolution and pooling kernels.
+  case OpKind::Matmul: case OpKind::Conv2d: case OpKind::MaxPool2d: case OpKind::AvgPool2d:
   // Views and data movement.
   case OpKind::Transpose: case OpKind::Reshape: case OpKind::BroadcastTo:
   case OpKind::Concat: case OpKind::Stack: case OpKind::ExpandDims: case OpKind::Squeeze:

@@ -67,9 +67,9 @@ struct Cl {
       problem = "no OpenCL ICD loader (libOpenCL.so.1)";
       return;
     }
-#define CL_LOAD(name)                                                                              \
-  name = reinterpret_cast<decltype(name)>(dlsym(h, #name));                                        \
-  if (!name)                                                                                       \
+#define CL_LOAD(name)                                                          \
+  name = reinterpret_cast<decltype(name)>(dlsym(h, #name));                    \
+  if (!name)                                                                   \
     problem = "libOpenCL.so.1 lacks " #name;
     CL_LOAD(clGetPlatformIDs)
     CL_LOAD(clGetDeviceIDs)
@@ -151,7 +151,9 @@ mdl_device *openDevice(const mdl_device_arg *, uint32_t, const char **error) {
   cl_uint n = 0;
   cl_device_id device;
   if (c.clGetPlatformIDs(1, &platform, &n) != CL_SUCCESS || n == 0 ||
-      c.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, &n) != CL_SUCCESS || n == 0) {
+      c.clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, &n) !=
+          CL_SUCCESS ||
+      n == 0) {
     *error = "no OpenCL device (is pocl-opencl-icd installed?)";
     return nullptr;
   }
@@ -188,7 +190,8 @@ const char *describeDevice(mdl_device *h) { return dev(h)->name.c_str(); }
 void *allocate(mdl_device *h, uint64_t bytes) {
   Device *d = dev(h);
   cl_int err;
-  cl_mem m = cl().clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes ? bytes : 1, nullptr, &err);
+  cl_mem m = cl().clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes ? bytes : 1,
+                                 nullptr, &err);
   if (!m)
     return nullptr;
   uintptr_t base = d->next;
@@ -206,7 +209,9 @@ void release(mdl_device *h, void *p) {
   d->memory.erase(it);
 }
 
-uint64_t bytesOf(const mdl_buffer &b) { return uint64_t(bufferType(b).byteSize()); }
+uint64_t bytesOf(const mdl_buffer &b) {
+  return uint64_t(bufferType(b).byteSize());
+}
 
 int copyIn(mdl_device *h, const mdl_buffer *dst, const void *src) {
   Device *d = dev(h);
@@ -217,7 +222,8 @@ int copyIn(mdl_device *h, const mdl_buffer *dst, const void *src) {
   if (!d->resolve(dst->data, m, off))
     return 1;
   uint64_t n = bytesOf(*dst);
-  if (n && cl().clEnqueueWriteBuffer(d->queue, m, CL_TRUE, off, n, src, 0, nullptr, nullptr))
+  if (n && cl().clEnqueueWriteBuffer(d->queue, m, CL_TRUE, off, n, src, 0,
+                                     nullptr, nullptr))
     return d->fail("clEnqueueWriteBuffer failed"), 1;
   return 0;
 }
@@ -229,7 +235,8 @@ int copyOut(mdl_device *h, void *dst, const mdl_buffer *src) {
   if (!d->resolve(src->data, m, off))
     return 1;
   uint64_t n = bytesOf(*src);
-  if (n && cl().clEnqueueReadBuffer(d->queue, m, CL_TRUE, off, n, dst, 0, nullptr, nullptr))
+  if (n && cl().clEnqueueReadBuffer(d->queue, m, CL_TRUE, off, n, dst, 0,
+                                    nullptr, nullptr))
     return d->fail("clEnqueueReadBuffer failed"), 1;
   return 0;
 }
@@ -241,7 +248,8 @@ int copyWithin(mdl_device *h, const mdl_buffer *dst, const mdl_buffer *src) {
   if (!d->resolve(dst->data, a, ao) || !d->resolve(src->data, b, bo))
     return 1;
   uint64_t n = bytesOf(*src);
-  if (n && cl().clEnqueueCopyBuffer(d->queue, b, a, bo, ao, n, 0, nullptr, nullptr))
+  if (n &&
+      cl().clEnqueueCopyBuffer(d->queue, b, a, bo, ao, n, 0, nullptr, nullptr))
     return d->fail("clEnqueueCopyBuffer failed"), 1;
   return 0;
 }
@@ -250,7 +258,8 @@ mdl_program *load(mdl_device *h, const mdl_artifact *a) {
   Device *d = dev(h);
   Cl &c = cl();
   if (std::strcmp(a->format, kGpuProgramFormat) != 0)
-    return d->fail(std::string("cannot run artifacts of format ") + a->format), nullptr;
+    return d->fail(std::string("cannot run artifacts of format ") + a->format),
+           nullptr;
   std::string error;
   auto p = GpuProgram::parse(a->data, size_t(a->size), error);
   if (!p)
@@ -264,28 +273,35 @@ mdl_program *load(mdl_device *h, const mdl_artifact *a) {
   size_t len = prog->p.code.size();
   auto *bin = reinterpret_cast<const unsigned char *>(prog->p.code.data());
   cl_int status, err;
-  prog->program = c.clCreateProgramWithBinary(d->ctx, 1, &device, &len, &bin, &status, &err);
+  prog->program = c.clCreateProgramWithBinary(d->ctx, 1, &device, &len, &bin,
+                                              &status, &err);
   if (!prog->program || err != CL_SUCCESS)
-    return d->fail("clCreateProgramWithBinary failed (" + std::to_string(err) + ")"), nullptr;
-  if (c.clBuildProgram(prog->program, 1, &device, "", nullptr, nullptr) != CL_SUCCESS) {
+    return d->fail("clCreateProgramWithBinary failed (" + std::to_string(err) +
+                   ")"),
+           nullptr;
+  if (c.clBuildProgram(prog->program, 1, &device, "", nullptr, nullptr) !=
+      CL_SUCCESS) {
     char log[4096] = {0};
-    c.clGetProgramBuildInfo(prog->program, device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log,
-                            nullptr);
+    c.clGetProgramBuildInfo(prog->program, device, CL_PROGRAM_BUILD_LOG,
+                            sizeof log - 1, log, nullptr);
     return d->fail(std::string("clBuildProgram failed: ") + log), nullptr;
   }
   for (const GpuKernel &k : prog->p.kernels) {
     cl_kernel kernel = c.clCreateKernel(prog->program, k.name.c_str(), &err);
     if (!kernel)
-      return d->fail("no kernel " + k.name + " (" + std::to_string(err) + ")"), nullptr;
+      return d->fail("no kernel " + k.name + " (" + std::to_string(err) + ")"),
+             nullptr;
     prog->kernels.push_back(kernel);
   }
-  prog->scratch = c.clCreateBuffer(d->ctx, CL_MEM_READ_WRITE,
-                                   prog->p.scratchBytes ? prog->p.scratchBytes : 1, nullptr, &err);
+  prog->scratch = c.clCreateBuffer(
+      d->ctx, CL_MEM_READ_WRITE,
+      prog->p.scratchBytes ? prog->p.scratchBytes : 1, nullptr, &err);
   size_t cb = prog->p.constants.size();
-  prog->constants = c.clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, cb ? cb : 1, nullptr, &err);
+  prog->constants =
+      c.clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, cb ? cb : 1, nullptr, &err);
   if (cb)
-    c.clEnqueueWriteBuffer(d->queue, prog->constants, CL_TRUE, 0, cb, prog->p.constants.data(), 0,
-                           nullptr, nullptr);
+    c.clEnqueueWriteBuffer(d->queue, prog->constants, CL_TRUE, 0, cb,
+                           prog->p.constants.data(), 0, nullptr, nullptr);
   return reinterpret_cast<mdl_program *>(prog.release());
 }
 
@@ -310,7 +326,8 @@ int run(mdl_device *h, mdl_program *ph, const mdl_buffer *in, uint32_t nIn,
     switch (r.kind) {
     case GpuRef::Kind::Input:
     case GpuRef::Kind::Output:
-      if (!d->resolve((r.kind == GpuRef::Kind::Input ? in : out)[r.index].data, m, off))
+      if (!d->resolve((r.kind == GpuRef::Kind::Input ? in : out)[r.index].data,
+                      m, off))
         return false;
       off += uint64_t(r.offset);
       return true;
@@ -328,7 +345,9 @@ int run(mdl_device *h, mdl_program *ph, const mdl_buffer *in, uint32_t nIn,
     return false;
   };
   auto where = [](const GpuStep &s) {
-    return s.line ? std::to_string(s.line) + ":" + std::to_string(s.column) + ": " : std::string();
+    return s.line
+               ? std::to_string(s.line) + ":" + std::to_string(s.column) + ": "
+               : std::string();
   };
   auto launch = [&](const GpuStep &s, const GpuLaunch &l) {
     cl_kernel k = p.kernels[l.kernel];
@@ -349,12 +368,14 @@ int run(mdl_device *h, mdl_program *ph, const mdl_buffer *in, uint32_t nIn,
     }
     const GpuKernel &gk = p.p.kernels[l.kernel];
     size_t local[3] = {gk.block[0], gk.block[1], gk.block[2]};
-    size_t global[3] = {size_t(l.grid[0]) * local[0], size_t(l.grid[1]) * local[1],
+    size_t global[3] = {size_t(l.grid[0]) * local[0],
+                        size_t(l.grid[1]) * local[1],
                         size_t(l.grid[2]) * local[2]};
-    cl_int err = c.clEnqueueNDRangeKernel(d->queue, k, 3, nullptr, global, local, 0, nullptr,
-                                          nullptr);
+    cl_int err = c.clEnqueueNDRangeKernel(d->queue, k, 3, nullptr, global,
+                                          local, 0, nullptr, nullptr);
     if (err != CL_SUCCESS)
-      return d->fail(where(s) + "clEnqueueNDRangeKernel failed (" + std::to_string(err) + ")");
+      return d->fail(where(s) + "clEnqueueNDRangeKernel failed (" +
+                     std::to_string(err) + ")");
     ++d->launched;
     return true;
   };
@@ -371,7 +392,8 @@ int run(mdl_device *h, mdl_program *ph, const mdl_buffer *in, uint32_t nIn,
       cl_mem a, b;
       uint64_t ao, bo;
       ok = buffer(s.copy.dst, a, ao) && buffer(s.copy.src, b, bo);
-      if (ok && c.clEnqueueCopyBuffer(d->queue, b, a, bo, ao, s.copy.bytes, 0, nullptr, nullptr))
+      if (ok && c.clEnqueueCopyBuffer(d->queue, b, a, bo, ao, s.copy.bytes, 0,
+                                      nullptr, nullptr))
         ok = d->fail(where(s) + "clEnqueueCopyBuffer failed");
       break;
     }
@@ -379,10 +401,13 @@ int run(mdl_device *h, mdl_program *ph, const mdl_buffer *in, uint32_t nIn,
     if (!ok)
       return 1;
   }
-  return c.clFinish(d->queue) == CL_SUCCESS ? 0 : (d->fail("clFinish failed"), 1);
+  return c.clFinish(d->queue) == CL_SUCCESS ? 0
+                                            : (d->fail("clFinish failed"), 1);
 }
 
-int synchronize(mdl_device *h) { return cl().clFinish(dev(h)->queue) == CL_SUCCESS ? 0 : 1; }
+int synchronize(mdl_device *h) {
+  return cl().clFinish(dev(h)->queue) == CL_SUCCESS ? 0 : 1;
+}
 const char *lastError(mdl_device *h) { return dev(h)->error.c_str(); }
 const char *target(mdl_device *) { return "spir64"; }
 
@@ -415,7 +440,9 @@ const mdl_device_interface *runtime() {
 
 } // namespace
 
-extern "C" __attribute__((visibility("default"))) const HipPlugin *mdl_hip_plugin() {
-  static const HipPlugin plugin = {kHipPluginVersion, &compileSegment, &runtime};
+extern "C" __attribute__((visibility("default"))) const HipPlugin *
+mdl_hip_plugin() {
+  static const HipPlugin plugin = {kHipPluginVersion, &compileSegment,
+                                   &runtime};
   return &plugin;
 }

@@ -10,7 +10,9 @@ same run with MDL_HIP_LIBRARY pointing at the OpenCL test stand-in
 spir64 kernels run by PoCL, on both backends (interp and jit). Results must
 agree within the tolerance (floats: |got - want| <= atol + rtol |want|,
 integers and bools exactly), and every opened hip device must report kernels
-launched (a silent fallback to the CPU fails). Inputs come from
+launched (a silent fallback to the CPU fails). Every program is also
+compiled by `mdl compile` for the AMD and NVIDIA targets (--targets), the
+PTX assembled by CUDA's ptxas where it is installed. Inputs come from
 NAME.inputs/ beside a program when it exists (the conformance layout).
 
 Exits 77 (skipped, with the reason) where no OpenCL platform is installed.
@@ -20,6 +22,7 @@ import ctypes
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -109,12 +112,30 @@ def compare(name, want, got, rtol, atol):
     return None
 
 
+def compile_for(mdl, path, target, ptxas):
+    """mdl compile for a GPU target; PTX assembled by ptxas when given."""
+    with tempfile.TemporaryDirectory() as out:
+        p = run([mdl, "compile", path, "--gpu-arch", target, "-o", out], dict(os.environ))
+        if p.returncode != 0:
+            return "mdl compile --gpu-arch %s exited %d:\n%s" % (target, p.returncode, p.stderr)
+        if ptxas and target.startswith("sm_"):
+            for f in sorted(glob.glob(os.path.join(out, "*.ptx"))):
+                q = run([ptxas, "-arch=" + target, f, "-o", f + ".cubin"], dict(os.environ))
+                if q.returncode != 0:
+                    return "ptxas -arch=%s rejects %s:\n%s" % (target, os.path.basename(f),
+                                                                q.stderr)
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mdl", required=True)
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--rtol", type=float, default=2e-4)
     ap.add_argument("--atol", type=float, default=2e-5)
+    ap.add_argument("--targets", default="gfx90a,gfx942,sm_80,sm_90",
+                    help="also compile every program for these targets (PTX through ptxas "
+                         "where it is installed)")
     ap.add_argument("programs", nargs="+")
     a = ap.parse_args()
     why = opencl_available()
@@ -124,10 +145,19 @@ def main():
     files = []
     for p in a.programs:
         files += sorted(glob.glob(os.path.join(p, "*.mdl"))) if os.path.isdir(p) else [p]
+    ptxas = shutil.which("ptxas") or next(
+        (p for p in ["/usr/local/cuda/bin/ptxas"] if os.path.exists(p)), None)
+    if not ptxas:
+        print("note: no ptxas (CUDA): PTX is compiled but not assembled")
     failures = 0
     for path in files:
         name = os.path.basename(path)
         try:
+            for target in filter(None, a.targets.split(",")):
+                problem = compile_for(a.mdl, path, target, ptxas)
+                if problem:
+                    print("FAIL: %s: %s" % (name, problem))
+                    failures += 1
             want, _ = results(a.mdl, path, "interp", None, [])
             for backend in ("interp", "jit"):
                 got, err = results(a.mdl, path, backend, a.plugin, [])

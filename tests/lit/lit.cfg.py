@@ -21,3 +21,12 @@ import os as _os
 _plugin = _os.environ.get("MDL_TEST_PLUGIN") or _os.path.join(
     _os.path.dirname(config.mdl_bin), "tests", "libmdl_test_device_plugin.so")
 config.substitutions.append(("%testplugin", _plugin))
+
+# CUDA's PTX assembler, where installed (/usr/local/cuda is not part of a
+# Debian set-up): tests that need it are reported UNSUPPORTED without it.
+import shutil as _shutil
+_ptxas = _shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas"
+                                    if _os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+if _ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", _ptxas))

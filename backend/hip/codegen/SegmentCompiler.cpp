@@ -21,8 +21,8 @@ namespace mdl::backend::hip {
 
 namespace {
 
-bool compile(const ir::Operation &segment, const std::string &targetName, std::string &bytes,
-             std::string &error) {
+bool compile(const ir::Operation &segment, const std::string &targetName,
+             std::string &bytes, std::string &error) {
   std::unique_ptr<GpuTarget> target = makeGpuTarget(targetName, error);
   if (!target)
     return false;
@@ -44,13 +44,14 @@ bool compile(const ir::Operation &segment, const std::string &targetName, std::s
 
 } // namespace
 
-bool compileSegment(const ir::Operation &segment, const std::string &target, std::string &program,
-                    std::string &error) {
+bool compileSegment(const ir::Operation &segment, const std::string &target,
+                    std::string &program, std::string &error) {
   // Nothing thrown inside (LLVM, the standard library) leaves the plugin.
   try {
     return compile(segment, target, program, error);
   } catch (const std::exception &e) {
-    error = std::string("internal error in the GPU code generator: ") + e.what();
+    error =
+        std::string("internal error in the GPU code generator: ") + e.what();
   } catch (...) {
     error = "internal error in the GPU code generator";
   }

@@ -21,7 +21,8 @@ namespace {
 /// shipped in the program.
 constexpr int64_t kMaxFoldedBytes = int64_t(16) << 20;
 
-std::unique_ptr<Operation> makeOp(OpKind k, const Operation &like, std::vector<Value *> operands,
+std::unique_ptr<Operation> makeOp(OpKind k, const Operation &like,
+                                  std::vector<Value *> operands,
                                   const TensorType &type) {
   auto op = std::make_unique<Operation>(k, like.loc);
   op->operands = std::move(operands);
@@ -49,7 +50,20 @@ void trailingReductions(Region &r) {
     }
     Value *x = op.operands[0];
     int rank = x->type.rank();
-    std::vector<int64_t> axes = op.attr("axis") ? op.intListAttr("axis") : std::vector<int64_t>{};
+    std::vector<int64_t> axes =
+        op.attr("axis") ? op.intListAttr("axis") : std::vector<int64_t>{};
+    if (rank == 0 || (op.attr("axis") && axes.empty())) {
+      // Nothing reduced: the value itself (in the result's type).
+      Value *result = x;
+      if (x->type != op.results[0]->type) {
+        auto c = makeOp(OpKind::Cast, op, {x}, op.results[0]->type);
+        c->setAttr("dtype", Attribute::dtype(op.results[0]->type.dtype));
+        result = c->result();
+        out.push_back(std::move(c));
+      }
+      map[op.results[0].get()] = result;
+      continue;
+    }
     if (!op.attr("axis")) {
       axes.resize(size_t(rank));
       std::iota(axes.begin(), axes.end(), 0);
@@ -70,9 +84,11 @@ void trailingReductions(Region &r) {
       perm.push_back(a);
     for (int64_t p : perm)
       tsizes.push_back(sizes[size_t(p)]);
-    auto t = makeOp(OpKind::Transpose, op, {x}, TensorType::of(x->type.dtype, tsizes));
+    auto t = makeOp(OpKind::Transpose, op, {x},
+                    TensorType::of(x->type.dtype, tsizes));
     t->setAttr("perm", Attribute::intList(perm));
-    std::vector<int64_t> kept(tsizes.begin(), tsizes.end() - long(axes.size())), newAxes;
+    std::vector<int64_t> kept(tsizes.begin(), tsizes.end() - long(axes.size())),
+        newAxes;
     for (size_t i = 0; i < axes.size(); ++i)
       newAxes.push_back(rank - int64_t(axes.size()) + int64_t(i));
     DType rt = op.results[0]->type.dtype;
@@ -92,6 +108,71 @@ void trailingReductions(Region &r) {
       out.push_back(std::move(reshape));
     }
     map[op.results[0].get()] = result;
+  }
+  r.ops.clear();
+  for (auto &op : out)
+    r.push(std::move(op));
+}
+
+// Step 2 (continued): softmax, log_softmax and layernorm over an axis other
+// than the last work on a transposed view whose last axis is that one (for
+// layernorm, gamma and beta broadcast to x's shape and transposed alike),
+// then transpose back, so canonicalize decomposes them.
+void lastAxisComposites(Region &r) {
+  std::vector<std::unique_ptr<Operation>> out;
+  ValueMap map;
+  for (auto &opPtr : r.ops) {
+    Operation &op = *opPtr;
+    for (Value *&v : op.operands)
+      if (auto it = map.find(v); it != map.end())
+        v = it->second;
+    bool composite = op.kind == OpKind::Softmax || op.kind == OpKind::LogSoftmax ||
+                     op.kind == OpKind::Layernorm;
+    const TensorType &xt = op.operands.empty() ? op.results[0]->type : op.operands[0]->type;
+    int rank = xt.rank();
+    int64_t axis = op.intAttr("axis", -1);
+    if (!composite || !xt.isStatic() || rank < 2 || axis < 0 || axis == rank - 1 ||
+        (xt.dtype != DType::F32 && xt.dtype != DType::F64)) {
+      out.push_back(std::move(opPtr));
+      continue;
+    }
+    std::vector<int64_t> perm, inv(static_cast<size_t>(rank)), sizes = xt.sizes(), tsizes;
+    for (int a = 0; a < rank; ++a)
+      if (a != axis)
+        perm.push_back(a);
+    perm.push_back(axis);
+    for (int i = 0; i < rank; ++i) {
+      inv[size_t(perm[size_t(i)])] = i;
+      tsizes.push_back(sizes[size_t(perm[size_t(i)])]);
+    }
+    auto transposed = [&](Value *v) {
+      if (v->type.sizes() != sizes) {
+        auto bc = makeOp(OpKind::BroadcastTo, op, {v}, TensorType::of(v->type.dtype, sizes));
+        Shape sh;
+        for (int64_t d : sizes)
+          sh.push_back(Dim::of(d));
+        bc->setAttr("shape", Attribute::dimList(sh));
+        v = bc->result();
+        out.push_back(std::move(bc));
+      }
+      auto t = makeOp(OpKind::Transpose, op, {v}, TensorType::of(v->type.dtype, tsizes));
+      t->setAttr("perm", Attribute::intList(perm));
+      Value *res = t->result();
+      out.push_back(std::move(t));
+      return res;
+    };
+    std::vector<Value *> operands;
+    for (Value *v : op.operands)
+      operands.push_back(transposed(v));
+    auto inner = makeOp(op.kind, op, operands, TensorType::of(xt.dtype, tsizes));
+    inner->attrs = op.attrs;
+    inner->setAttr("axis", Attribute::integer(rank - 1));
+    Value *y = inner->result();
+    out.push_back(std::move(inner));
+    auto back = makeOp(OpKind::Transpose, op, {y}, op.results[0]->type);
+    back->setAttr("perm", Attribute::intList(inv));
+    map[op.results[0].get()] = back->result();
+    out.push_back(std::move(back));
   }
   r.ops.clear();
   for (auto &op : out)
@@ -120,7 +201,8 @@ void foldConstants(Region &r) {
     Operation &op = *opPtr;
     if (op.kind == OpKind::Constant || !stdlib::hasKernel(op.kind) ||
         stdlib::isView(op.kind) || stdlib::isTransfer(op.kind) ||
-        stdlib::isOrchestration(op.kind) || op.results.size() != 1 || !op.regions.empty())
+        stdlib::isOrchestration(op.kind) || op.results.size() != 1 ||
+        !op.regions.empty())
       continue;
     // Small creations stay: fused loops compute them in registers.
     if (passes::isFusionLeaf(op))
@@ -155,11 +237,12 @@ void wrapElementwise(Region &r) {
   for (auto &opPtr : r.ops) {
     Operation &op = *opPtr;
     stdlib::OpClass cls = stdlib::opInfo(op.kind).cls;
-    bool elementwise = stdlib::opInfo(op.kind).dialect == stdlib::Dialect::Core &&
-                       (cls == stdlib::OpClass::ElementwiseUnary ||
-                        cls == stdlib::OpClass::ElementwiseBinary ||
-                        cls == stdlib::OpClass::Comparison || cls == stdlib::OpClass::Logic ||
-                        cls == stdlib::OpClass::ElementwiseOther);
+    bool elementwise =
+        stdlib::opInfo(op.kind).dialect == stdlib::Dialect::Core &&
+        (cls == stdlib::OpClass::ElementwiseUnary ||
+         cls == stdlib::OpClass::ElementwiseBinary ||
+         cls == stdlib::OpClass::Comparison || cls == stdlib::OpClass::Logic ||
+         cls == stdlib::OpClass::ElementwiseOther);
     if (!elementwise || op.results.size() != 1)
       continue;
     auto f = std::make_unique<Operation>(OpKind::Fusion, op.loc);
@@ -198,7 +281,8 @@ void wrapElementwise(Region &r) {
 
 } // namespace
 
-bool prepareSegment(const Operation &segment, PreparedSegment &out, std::string &error) {
+bool prepareSegment(const Operation &segment, PreparedSegment &out,
+                    std::string &error) {
   if (segment.kind != OpKind::Segment || segment.regions.size() != 1) {
     error = "not a segment";
     return false;
@@ -214,7 +298,8 @@ bool prepareSegment(const Operation &segment, PreparedSegment &out, std::string 
   }
   for (const auto &arg : segment.regions[0]->args)
     if (!arg->type.isStatic()) {
-      error = "a segment input of type " + arg->type.str() + " has no static shape";
+      error =
+          "a segment input of type " + arg->type.str() + " has no static shape";
       return false;
     }
   Operation *copy = f->body->push(cloneOp(segment, map));
@@ -225,6 +310,7 @@ bool prepareSegment(const Operation &segment, PreparedSegment &out, std::string 
   m->addFunction(std::move(f));
   Region &body = *copy->regions[0];
   trailingReductions(body);
+  lastAxisComposites(body);
   passes::canonicalize(*m);
   foldConstants(body);
   passes::fuse(*m);

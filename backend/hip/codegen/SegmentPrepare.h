@@ -6,6 +6,8 @@
 // 2. reductions over leading axes, or over every axis, become reductions
 //    over trailing axes of a transposed view (a transpose is free: kernels
 //    read strides), with a reshape for keepdims, so fusion takes them;
+//    softmax, log_softmax and layernorm over another axis than the last
+//    work on a transposed view too;
 // 3. canonicalize (ir/passes/Canonicalize.h): softmax, log_softmax and
 //    layernorm become reductions and element-wise operations;
 // 4. operations whose operands are all constants (random_normal and
@@ -29,6 +31,7 @@ struct PreparedSegment {
 };
 
 /// Prepares a copy of `segment`; false with `error`.
-bool prepareSegment(const ir::Operation &segment, PreparedSegment &out, std::string &error);
+bool prepareSegment(const ir::Operation &segment, PreparedSegment &out,
+                    std::string &error);
 
 } // namespace mdl::backend::hip
