@@ -208,8 +208,7 @@ private:
 class CudaDevice : public GpuDevice {
 public:
   CudaDevice(Cuda &cuda, CUdevice device, CUcontext ctx, CUstream stream, GpuDeviceInfo info)
-      : cuda_(cuda), cu_(cuda.cu), device_(device), ctx_(ctx), stream_(stream),
-        info_(std::move(info)) {}
+      : cu_(cuda.cu), device_(device), ctx_(ctx), stream_(stream), info_(std::move(info)) {}
 
   ~CudaDevice() override {
     current();
@@ -440,7 +439,6 @@ private:
       cu_.ctxEnablePeerAccess(from.ctx_, 0);
   }
 
-  Cuda &cuda_;
   const CudaLibrary &cu_;
   CUdevice device_;
   CUcontext ctx_;

@@ -307,10 +307,9 @@ constexpr uint64_t kStagedTotalLimit = uint64_t(64) << 20;
 
 class OpenClDevice : public GpuDevice {
 public:
-  OpenClDevice(OpenCl &ocl, Platform &platform, cl_device_id device, cl_context context,
-               cl_command_queue queue, GpuDeviceInfo info)
-      : ocl_(ocl), cl_(ocl.cl), platform_(platform), device_(device), context_(context),
-        queue_(queue), info_(std::move(info)) {}
+  OpenClDevice(OpenCl &ocl, cl_device_id device, cl_context context, cl_command_queue queue,
+               GpuDeviceInfo info)
+      : cl_(ocl.cl), device_(device), context_(context), queue_(queue), info_(std::move(info)) {}
 
   ~OpenClDevice() override {
     cl_.finish(queue_);
@@ -570,9 +569,7 @@ private:
     timed_.clear();
   }
 
-  OpenCl &ocl_;
   OpenClLibrary &cl_;
-  Platform &platform_;
   cl_device_id device_;
   cl_context context_;
   cl_command_queue queue_;
@@ -621,7 +618,7 @@ Expected<std::unique_ptr<GpuDevice>> openOpenClDevice(const GpuOpenOptions &opti
                      (platform.version.empty() ? "unknown platform" : platform.version) + ")";
   info.maxBlockThreads = deviceValue<size_t>(cl, device, CL_DEVICE_MAX_WORK_GROUP_SIZE);
   info.maxSharedBytes = deviceValue<cl_ulong>(cl, device, CL_DEVICE_LOCAL_MEM_SIZE);
-  return std::make_unique<OpenClDevice>(ocl, platform, device, *context, queue, std::move(info));
+  return std::make_unique<OpenClDevice>(ocl, device, *context, queue, std::move(info));
 }
 
 } // namespace mdl::backend::hip
