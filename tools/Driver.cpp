@@ -202,12 +202,14 @@ bool checkAbsentArgs(Compilation &c, const std::vector<Tensor> &args) {
   return ok;
 }
 
-/// The run's arguments for its devices (--timings; --mpc-* for mpc devices).
-std::vector<backend::RunArg> runArgs(const DriverOptions &o) {
+} // namespace
+
+std::vector<backend::RunArg> deviceRunArgs(const DriverOptions &o) {
   std::vector<backend::RunArg> a;
   auto add = [&](const char *name, ir::Attribute v) { a.push_back({name, std::move(v)}); };
   if (o.timings)
     add("timings", ir::Attribute::integer(o.diagnostics == "json" ? 2 : 1));
+  add("hip_runtime", ir::Attribute::string(o.gpuRuntime));
   if (o.mpcTestSeed >= 0)
     add("mpc_test_seed", ir::Attribute::integer(o.mpcTestSeed));
   add("mpc_timeout_ms", ir::Attribute::integer(int64_t(o.mpcTimeout * 1000)));
@@ -218,8 +220,6 @@ std::vector<backend::RunArg> runArgs(const DriverOptions &o) {
   }
   return a;
 }
-
-} // namespace
 
 int runCommand(const DriverOptions &o) {
   Compilation &c = Compilation::create(o);
@@ -260,7 +260,7 @@ int runCommand(const DriverOptions &o) {
   auto t0 = Clock::now();
   backend::DeviceOptions dopts;
   dopts.fallbackError = o.fallback == "error";
-  dopts.runArgs = runArgs(o);
+  dopts.runArgs = deviceRunArgs(o);
   std::string err;
   if (!backend::parseDeviceMap(o.deviceMap, dopts.deviceMap, err)) {
     c.diags.error("E0204", {}, err);

@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+namespace mdl::backend {
+struct RunArg;
+}
+
 namespace mdl::tools {
 
 /// Everything the command line can set.
@@ -29,6 +33,7 @@ struct DriverOptions {
   bool strictPlacement = false;
   std::string fallback = "cpu";
   std::vector<std::string> deviceMap; // A=B
+  std::string gpuRuntime = "auto";    // hip devices: auto | hip | cuda | opencl
   bool quiet = false;                  // do not print results
   // mpc devices: this process as one party of three (--mpc-party I), or
   // the three parties as threads (mpcParty < 0)
@@ -52,6 +57,11 @@ struct DriverOptions {
 /// The pipeline's steps that --print-ir-after and `mdl ir --after` name,
 /// in order.
 const std::vector<std::string> &passNames();
+
+/// The run's arguments for its devices, each named with the prefix of the
+/// kind that reads it: --timings (every kind), --gpu-runtime (hip_runtime),
+/// --mpc-* (mpc devices).
+std::vector<backend::RunArg> deviceRunArgs(const DriverOptions &o);
 
 /// Exit codes: 0 success, 1 diagnostics (errors in the program or its
 /// data), 2 usage errors (reported by the command-line parser).

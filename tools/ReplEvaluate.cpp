@@ -220,6 +220,7 @@ bool ReplSession::run(Prepared &p, Action action) {
   };
   backend::DeviceOptions dopts;
   dopts.fallbackError = opts_.fallback == "error";
+  dopts.runArgs = deviceRunArgs(opts_);
   std::string err;
   if (!backend::parseDeviceMap(opts_.deviceMap, dopts.deviceMap, err)) {
     c.diags.error("E0204", p.loc, err);

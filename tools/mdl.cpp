@@ -82,6 +82,11 @@ void addExecution(CLI::App *cmd, DriverOptions &o) {
                   "when a hip device's GPU is unavailable: cpu (run it on the CPU, with a "
                   "notice; the default) or error (E0403)")
       ->check(CLI::IsMember({"cpu", "error"}));
+  cmd->add_option("--gpu-runtime", o.gpuRuntime,
+                  "how hip devices reach their GPU: auto (HIP for AMD, else the CUDA driver for "
+                  "NVIDIA; the default), hip, cuda, or opencl (any OpenCL device, e.g. PoCL on "
+                  "the CPU)")
+      ->check(CLI::IsMember({"auto", "hip", "cuda", "opencl"}));
   cmd->add_option("--device-map", o.deviceMap,
                   "run declared device A on device B's runtime: A=B (repeatable), e.g. an "
                   "8-GPU program on fewer GPUs")

@@ -24,12 +24,14 @@ packages=(
   antlr4 libantlr4-runtime-dev uuid-dev       # the grammar (the runtime links -luuid)
   llvm-19-dev llvm-19-tools libzstd-dev zlib1g-dev  # the JIT; lit and FileCheck for tests
   liblld-19-dev                               # GPU code generation: lld links AMDGPU code objects
-  pocl-opencl-icd opencl-c-headers            # tests run the generated GPU kernels on the CPU (OpenCL)
   libopenblas-dev libomp-dev libdnnl-dev      # CPU kernels and GEMM
   libgtest-dev libbenchmark-dev               # unit tests, benchmarks
   nlohmann-json3-dev libcli11-dev libzip-dev  # JSON, the command line, .npz archives
   libssl-dev libasio-dev                      # the mpc device: TLS, certificates, channels
   libedit-dev                                 # mdl repl's line editing and history (BSD editline)
+  opencl-c-headers                            # the GPU runtime's OpenCL types (libOpenCL is opened with dlopen)
+  ocl-icd-libopencl1 pocl-opencl-icd          # hip segments run on the CPU through OpenCL (tests: label gpu)
+  libamdhip64-5                               # ROCm's HIP library: the gpu tests bind its entry points (no GPU needed)
   python3 python3-numpy                       # test drivers, example weights
   graphviz                                    # mdl graph -o g.svg
   dpkg-dev file                               # cpack's .deb (the package test)

@@ -2,6 +2,7 @@
 """Random programs, run on both backends: the interpreter is the oracle.
 
   random_programs.py --mdl BIN [--count N] [--seed S] [--keep DIR]
+  random_programs.py --mdl BIN --place hip [--gpu-runtime opencl] ...
 
 Each program (a seed gives the same program every time) declares a few
 random f32 params and chains 6 to 30 statements drawn from the operations
@@ -18,10 +19,17 @@ Discontinuous operations (floor, ceil, sign, comparisons, casts to
 integers) only ever see values both backends compute exactly (params, and
 what abs, neg, relu, maximum, minimum, max/min reductions and views make
 of them), so a rounding difference upstream cannot flip them.
+
+With --place hip, the same programs compute on a GPU: main's body is placed
+`on` a hip device, and both backends run it with --gpu-runtime (opencl by
+default: PoCL runs the spir64 kernels on the CPU) and --fallback=error,
+against the interpreter with the hip device on the CPU (libmdl_hip.so made
+unloadable) as the oracle. --timings must show kernels launched on the GPU.
 """
 import argparse
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -205,7 +213,7 @@ class Gen:
         self.vals.append(v)
         return v
 
-    def program(self):
+    def program(self, place=None):
         r = self.r
         if r.random() < 0.2:
             shape = r.choice(BIG)
@@ -223,12 +231,31 @@ class Gen:
         sig = ", ".join(ty(v.shape) for v in outs)
         head = "fn main() -> %s {" % (sig if len(outs) == 1 else "(" + sig + ")")
         ret = "  return " + ", ".join(v.name for v in outs)
-        return "\n".join(self.params + [head] + self.lines + [ret, "}"]) + "\n"
+        body = self.lines
+        devices = []
+        if place:
+            # Every operation of main on the device (control flow stays
+            # with the host program); the results return to the caller.
+            devices = ["device gpu = %s(0)" % place]
+            body = ["  on gpu {"] + ["  " + l for l in body] + ["  }"]
+        return "\n".join(devices + self.params + [head] + body + [ret, "}"]) + "\n"
 
 
-def run(mdl, path, backend, out):
-    return subprocess.run([mdl, "run", path, "--backend=" + backend, "--quiet", "--out", out],
-                          capture_output=True, text=True, timeout=300)
+GPU_TABLE = re.compile(r"^gpu (\d+): (.*)\n\s+(\d+) launches of (\d+) kernels", re.M)
+
+
+def run(mdl, path, backend, out, extra=(), env=None):
+    return subprocess.run([mdl, "run", path, "--backend=" + backend, "--quiet", "--out", out] +
+                          list(extra), capture_output=True, text=True, timeout=600, env=env)
+
+
+def launched(stderr):
+    """Why a GPU run's --timings do not show kernels launched, or None."""
+    tables = GPU_TABLE.findall(stderr)
+    if not tables:
+        return "--timings shows no GPU: the program did not run on one"
+    idle = [t[0] for t in tables if int(t[2]) == 0]
+    return "gpu %s launched no kernel" % ", ".join(idle) if idle else None
 
 
 def compare(a, b):
@@ -240,7 +267,7 @@ def compare(a, b):
             (np.isnan(a64) & np.isnan(b64)) | (a64 == b64))
     if bad.any():
         i = np.argwhere(bad)[0]
-        return "%d of %d elements differ, first at %s: jit %r, interp %r" % (
+        return "%d of %d elements differ, first at %s: got %r, oracle %r" % (
             int(bad.sum()), bad.size, tuple(int(x) for x in i), a64[tuple(i)], b64[tuple(i)])
     return None
 
@@ -251,43 +278,67 @@ def main():
     ap.add_argument("--count", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--keep", help="write the programs here")
+    ap.add_argument("--place", choices=["hip"], help="compute main on a device of this kind")
+    ap.add_argument("--gpu-runtime", default="opencl", help="with --place hip (default: opencl)")
     a = ap.parse_args()
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         where = a.keep or tmp
         os.makedirs(where, exist_ok=True)
+        # The runs compared with the oracle (the interpreter; with --place,
+        # the interpreter with the device on the CPU).
+        if a.place:
+            gpu = ["--gpu-runtime=" + a.gpu_runtime, "--fallback=error", "--timings"]
+            cpu_env = dict(os.environ, MDL_HIP_LIBRARY=os.path.join(tmp, "no-gpu-support.so"))
+            runs = [("jit", gpu, None), ("interp", gpu, None), ("oracle", [], cpu_env)]
+        else:
+            runs = [("jit", [], None), ("oracle", [], None)]
         for s in range(a.seed, a.seed + a.count):
-            src = Gen(s).program()
+            src = Gen(s).program(a.place)
             path = os.path.join(where, "random_%d.mdl" % s)
             with open(path, "w") as f:
                 f.write(src)
             res = {}
-            for backend in ("jit", "interp"):
-                out = os.path.join(tmp, "out_%d_%s" % (s, backend))
-                p = run(a.mdl, path, backend, out)
-                if p.returncode != 0:
-                    print("FAIL: seed %d: %s exited %d:\n%s\n%s" % (s, backend, p.returncode,
-                                                                   p.stderr[-2000:], src))
-                    failures += 1
-                    break
-                res[backend] = out
-            if len(res) < 2:
-                continue
-            files = sorted(os.listdir(res["interp"]))
-            if not files or files != sorted(os.listdir(res["jit"])):
-                print("FAIL: seed %d: result files differ: %s vs %s" % (
-                    s, sorted(os.listdir(res["jit"])), files))
-                failures += 1
-                continue
-            for name in files:
-                why = compare(np.load(os.path.join(res["jit"], name)),
-                              np.load(os.path.join(res["interp"], name)))
+            for name, extra, env in runs:
+                backend = "interp" if name == "oracle" else name
+                out = os.path.join(tmp, "out_%d_%s" % (s, name))
+                p = run(a.mdl, path, backend, out, extra, env)
+                why = None if p.returncode == 0 else "exited %d" % p.returncode
+                if not why and a.place and name != "oracle":
+                    why = launched(p.stderr)
+                if why and a.place and "E0403" in p.stderr and "OpenCL: " in p.stderr:
+                    # No OpenCL here at all (no loader, no platform).
+                    print("SKIP: no OpenCL device: " + p.stderr.strip().splitlines()[0])
+                    return 77
                 if why:
-                    print("FAIL: seed %d, result %s: %s\n%s" % (s, name, why, src))
+                    print("FAIL: seed %d: %s %s:\n%s\n%s" % (s, name, why, p.stderr[-2000:], src))
                     failures += 1
                     break
-    print("%d random programs (seeds %d to %d), %d failed" % (
-        a.count, a.seed, a.seed + a.count - 1, failures))
+                res[name] = out
+            if len(res) < len(runs):
+                continue
+            files = sorted(os.listdir(res["oracle"]))
+            for name in res:
+                if name == "oracle":
+                    continue
+                if not files or files != sorted(os.listdir(res[name])):
+                    print("FAIL: seed %d: result files differ: %s vs %s" % (
+                        s, sorted(os.listdir(res[name])), files))
+                    failures += 1
+                    break
+                bad = None
+                for f in files:
+                    why = compare(np.load(os.path.join(res[name], f)),
+                                  np.load(os.path.join(res["oracle"], f)))
+                    if why:
+                        bad = "FAIL: seed %d, %s, result %s: %s\n%s" % (s, name, f, why, src)
+                        break
+                if bad:
+                    print(bad)
+                    failures += 1
+                    break
+    print("%d random programs (seeds %d to %d)%s, %d failed" % (
+        a.count, a.seed, a.seed + a.count - 1, " on " + a.place if a.place else "", failures))
     return 1 if failures else 0
 
 
