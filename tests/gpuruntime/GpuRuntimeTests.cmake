@@ -48,10 +48,10 @@ endforeach()
 
 # The random differential programs, computed on a hip device on OpenCL
 # through the runtime, against the interpreter on the CPU.
-add_test(NAME gpu.random_programs.opencl
+add_test(NAME gpu.random_programs
          COMMAND ${MDL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/jit/random_programs.py
                  --mdl $<TARGET_FILE:mdl> --count 60 --seed 1 --place hip --gpu-runtime opencl)
-set_tests_properties(gpu.random_programs.opencl PROPERTIES LABELS gpu ENVIRONMENT "POCL_DEVICES=pthread"
+set_tests_properties(gpu.random_programs PROPERTIES LABELS gpu ENVIRONMENT "POCL_DEVICES=pthread"
                      FAIL_REGULAR_EXPRESSION "FAIL:" SKIP_RETURN_CODE 77 TIMEOUT 1800)
 
 # hip devices where the GPU, its driver or its API is missing: reasons,

@@ -128,10 +128,14 @@ void lastAxisComposites(Region &r) {
         v = it->second;
     bool composite = op.kind == OpKind::Softmax || op.kind == OpKind::LogSoftmax ||
                      op.kind == OpKind::Layernorm;
-    const TensorType &xt = op.operands.empty() ? op.results[0]->type : op.operands[0]->type;
+    if (!composite || op.operands.empty() || op.results.size() != 1) {
+      out.push_back(std::move(opPtr));
+      continue;
+    }
+    const TensorType &xt = op.operands[0]->type;
     int rank = xt.rank();
     int64_t axis = op.intAttr("axis", -1);
-    if (!composite || !xt.isStatic() || rank < 2 || axis < 0 || axis == rank - 1 ||
+    if (!xt.isStatic() || rank < 2 || axis < 0 || axis == rank - 1 ||
         (xt.dtype != DType::F32 && xt.dtype != DType::F64)) {
       out.push_back(std::move(opPtr));
       continue;
