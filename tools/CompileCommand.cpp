@@ -30,10 +30,7 @@ using nlohmann::json;
 std::string fileSafe(const std::string &s) {
   std::string out;
   for (char ch : s)
-    out +=
-        std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_'
-            ? ch
-            : '_';
+    out += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' ? ch : '_';
   return out;
 }
 
@@ -45,8 +42,7 @@ public:
     const ir::Module &m = *c_.placed;
     std::string err;
     if (!makeDirs(o_.outDir, err)) {
-      c_.diags.error("E0407", fileLoc(o_.outDir),
-                     "cannot create the output folder: " + err);
+      c_.diags.error("E0407", fileLoc(o_.outDir), "cannot create the output folder: " + err);
       return 1;
     }
     json manifest;
@@ -55,16 +51,12 @@ public:
     manifest["devices"] = json::array();
     for (const ir::Device &d : m.devices) {
       const stdlib::DeviceKindInfo &k = stdlib::kindOf(d);
-      manifest["devices"].push_back({{"name", d.name},
-                                     {"kind", d.kind},
-                                     {"compiled", compiles(k)},
-                                     {"line", d.loc.line}});
+      manifest["devices"].push_back(
+          {{"name", d.name}, {"kind", d.kind}, {"compiled", compiles(k)}, {"line", d.loc.line}});
     }
     manifest["functions"] = json::array();
     for (const auto &f : m.functions) {
-      json fn{{"name", f->name},
-              {"line", f->loc.line},
-              {"segments", json::array()}};
+      json fn{{"name", f->name}, {"line", f->loc.line}, {"segments", json::array()}};
       int index = 0;
       bool ok = true;
       ir::walk(*f->body, [&](const ir::Operation &op) {
@@ -79,9 +71,8 @@ public:
       return 1;
     if (!write("manifest.json", manifest.dump(2) + "\n"))
       return 1;
-    std::cout << o_.outDir << ": " << written_ << " segment"
-              << (written_ == 1 ? "" : "s") << " compiled for " << o_.gpuArch
-              << "\n";
+    std::cout << o_.outDir << ": " << written_ << " segment" << (written_ == 1 ? "" : "s")
+              << " compiled for " << o_.gpuArch << "\n";
     return 0;
   }
 
@@ -98,8 +89,8 @@ private:
   // Compiles one segment (when its device's kind makes device code);
   // false only when writing failed (compile errors are reported and the
   // other segments still tried).
-  bool segment(const ir::Module &m, const ir::Function &f,
-               const ir::Operation &op, int index, json &out) {
+  bool segment(const ir::Module &m, const ir::Function &f, const ir::Operation &op, int index,
+               json &out) {
     const ir::Device &dev = m.devices.at(size_t(op.device));
     const stdlib::DeviceKindInfo &kind = stdlib::kindOf(dev);
     json s{{"index", index},      {"device", dev.name},   {"kind", dev.kind},
@@ -115,8 +106,7 @@ private:
       std::string rest;
       ir::Location at = backend::deviceErrorLocation(error, op.loc, rest);
       c_.diags.error("E0403", at,
-                     "device '" + dev.name +
-                         "' cannot compile this segment for " + o_.gpuArch +
+                     "device '" + dev.name + "' cannot compile this segment for " + o_.gpuArch +
                          ": " + rest);
       out.push_back(s);
       return true;
@@ -130,8 +120,7 @@ private:
       backend::Artifact &art = *a;
       mdl_artifact v = art.view();
       files.push_back(
-          {".artifact",
-           std::string(static_cast<const char *>(v.data), size_t(v.size))});
+          {".artifact", std::string(static_cast<const char *>(v.data), size_t(v.size))});
     }
     std::string base = fileSafe(f.name) + ".s" + std::to_string(index);
     s["files"] = json::array();
@@ -150,8 +139,8 @@ private:
     std::string path = o_.outDir + "/" + name, which;
     if (overwritesInput(path, {o_.file}, which)) {
       c_.diags.error("E0408", fileLoc(path),
-                     "refusing to write '" + path + "': it is the input '" +
-                         which + "', which would be lost");
+                     "refusing to write '" + path + "': it is the input '" + which +
+                         "', which would be lost");
       return false;
     }
     std::ofstream os(path, std::ios::binary | std::ios::trunc);

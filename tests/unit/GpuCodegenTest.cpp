@@ -31,8 +31,7 @@ const ir::Operation *firstSegment(const ir::Module &m) {
   return nullptr;
 }
 
-std::optional<GpuProgram> compile(const ir::Operation &seg,
-                                  const std::string &target,
+std::optional<GpuProgram> compile(const ir::Operation &seg, const std::string &target,
                                   std::string &error) {
   std::string bytes;
   if (!compileSegment(seg, target, bytes, error))
@@ -109,8 +108,7 @@ TEST(GpuCodegen, CompilesForEveryTarget) {
         EXPECT_EQ(s.gemm.m, 8);
         EXPECT_EQ(s.gemm.n, 4);
         EXPECT_EQ(s.gemm.k, 16);
-        EXPECT_NE(p->kernels[s.gemm.fallback.kernel].name.find("gemm"),
-                  std::string::npos);
+        EXPECT_NE(p->kernels[s.gemm.fallback.kernel].name.find("gemm"), std::string::npos);
         EXPECT_GT(p->kernels[s.gemm.fallback.kernel].sharedBytes, 0u);
         EXPECT_EQ(s.line, 3u);
       }
@@ -203,8 +201,7 @@ func @main(%0: f16[4] on @gpu) -> (f16[4] on @gpu) {
   EXPECT_NE(error.find("f16"), std::string::npos) << error;
   error.clear();
   EXPECT_FALSE(compile(*firstSegment(*m), "gfx1100", error));
-  EXPECT_NE(error.find("unknown GPU target 'gfx1100'"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("unknown GPU target 'gfx1100'"), std::string::npos) << error;
 }
 
 } // namespace

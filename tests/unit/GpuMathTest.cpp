@@ -33,15 +33,13 @@ public:
     llvm::InitializeNativeTargetAsmPrinter();
     auto ctx = std::make_unique<llvm::LLVMContext>();
     auto m = std::make_unique<llvm::Module>("math", *ctx);
-    llvm::Type *f32 = llvm::Type::getFloatTy(*ctx),
-               *f64 = llvm::Type::getDoubleTy(*ctx);
+    llvm::Type *f32 = llvm::Type::getFloatTy(*ctx), *f64 = llvm::Type::getDoubleTy(*ctx);
     for (const std::string &name : gpuMathFunctions()) {
       bool isFloat = name.size() > 3 && name.back() == 'f' && name != "erf";
       llvm::Type *t = isFloat ? f32 : f64;
       unsigned arity = name.rfind("pow", 0) == 0 ? 2 : 1;
       m->getOrInsertFunction(
-          name, llvm::FunctionType::get(t, std::vector<llvm::Type *>(arity, t),
-                                        false));
+          name, llvm::FunctionType::get(t, std::vector<llvm::Type *>(arity, t), false));
     }
     std::string error;
     if (!defineGpuMath(*m, error, llvm::GlobalValue::ExternalLinkage)) {
@@ -55,8 +53,7 @@ public:
     }
     jit_ = std::move(*jit);
     m->setDataLayout(jit_->getDataLayout());
-    if (auto e = jit_->addIRModule(
-            llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx)))) {
+    if (auto e = jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx)))) {
       problem = llvm::toString(std::move(e));
       return;
     }
@@ -91,8 +88,7 @@ template <typename T> double ulps(T got, long double want) {
   if (std::isinf(want) || std::isinf(got))
     return (T(want) == got) ? 0 : std::numeric_limits<double>::infinity();
   T w = T(want);
-  T ulp = std::nextafter(std::fabs(w), std::numeric_limits<T>::infinity()) -
-          std::fabs(w);
+  T ulp = std::nextafter(std::fabs(w), std::numeric_limits<T>::infinity()) - std::fabs(w);
   if (ulp == 0 || !std::isfinite(ulp))
     ulp = std::numeric_limits<T>::denorm_min();
   return double(std::fabs((long double)got - want) / (long double)ulp);
@@ -105,9 +101,8 @@ struct Case {
   double maxUlpF32, maxUlpF64;
 };
 
-double measure1(const std::string &name,
-                const std::function<long double(long double)> &ref, double lo,
-                double hi, bool isFloat) {
+double measure1(const std::string &name, const std::function<long double(long double)> &ref,
+                double lo, double hi, bool isFloat) {
   std::mt19937_64 rng(42);
   std::uniform_real_distribution<double> u(lo, hi);
   double worst = 0;
@@ -150,8 +145,7 @@ TEST(GpuMath, WithinBoundsOfTheCLibrary) {
                                                 : hi;
     double f = measure1(c.name, c.ref, flo, fhi, true);
     double d = measure1(c.name, c.ref, lo, hi, false);
-    std::printf("%-5s [%g, %g]: f32 %.2f ulp, f64 %.2f ulp\n", c.name, lo, hi,
-                f, d);
+    std::printf("%-5s [%g, %g]: f32 %.2f ulp, f64 %.2f ulp\n", c.name, lo, hi, f, d);
     EXPECT_LE(f, c.maxUlpF32) << c.name;
     EXPECT_LE(d, c.maxUlpF64) << c.name;
   }
@@ -167,35 +161,26 @@ TEST(GpuMath, PowWithinBoundsAndItsSpecialCases) {
   for (int i = 0; i < 200000; ++i) {
     double x = ux(rng), y = uy(rng);
     float xf = float(x), yf = float(y);
-    wf = std::max(wf, ulps<float>(powf_(xf, yf),
-                                  std::pow((long double)xf, (long double)yf)));
-    wd = std::max(
-        wd, ulps<double>(pow_(x, y), std::pow((long double)x, (long double)y)));
+    wf = std::max(wf, ulps<float>(powf_(xf, yf), std::pow((long double)xf, (long double)yf)));
+    wd = std::max(wd, ulps<double>(pow_(x, y), std::pow((long double)x, (long double)y)));
   }
-  std::printf(
-      "pow   x in [0.01, 100], y in [-20, 20]: f32 %.2f ulp, f64 %.2f ulp\n",
-      wf, wd);
+  std::printf("pow   x in [0.01, 100], y in [-20, 20]: f32 %.2f ulp, f64 %.2f ulp\n", wf, wd);
   EXPECT_LE(wf, 1);
   EXPECT_LE(wd, 4);
   const double inf = INFINITY, nan = NAN;
-  const double specials[] = {0.0,  -0.0, 1.0,  -1.0, 2.0,  -2.0, 0.5,
-                             -0.5, 3.0,  -3.0, inf,  -inf, nan};
+  const double specials[] = {0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, inf, -inf, nan};
   for (double x : specials)
     for (double y : specials) {
       // Zeros, infinities, NaN and exact powers exactly; others within ulps.
       double want = std::pow(x, y), got = pow_(x, y);
-      bool exact = std::isnan(want) || std::isinf(want) || want == 0 ||
-                   want == std::rint(want);
+      bool exact = std::isnan(want) || std::isinf(want) || want == 0 || want == std::rint(want);
       if (exact)
         EXPECT_TRUE((std::isnan(want) && std::isnan(got)) ||
                     (want == got && std::signbit(want) == std::signbit(got)))
-            << "pow(" << x << ", " << y << ") = " << got << ", expected "
-            << want;
+            << "pow(" << x << ", " << y << ") = " << got << ", expected " << want;
       else
-        EXPECT_LE(ulps<double>(got, std::pow((long double)x, (long double)y)),
-                  4)
-            << "pow(" << x << ", " << y << ") = " << got << ", expected "
-            << want;
+        EXPECT_LE(ulps<double>(got, std::pow((long double)x, (long double)y)), 4)
+            << "pow(" << x << ", " << y << ") = " << got << ", expected " << want;
     }
 }
 
@@ -205,30 +190,26 @@ TEST(GpuMath, SpecialValues) {
   struct S {
     const char *fn;
     double x;
-  } cases[] = {{"exp", inf},  {"exp", -inf},   {"exp", 710},   {"exp", -746},
-               {"exp", 0},    {"log", 0},      {"log", -1},    {"log", inf},
-               {"log", 1},    {"log", 4e-320}, {"sin", inf},   {"cos", -inf},
-               {"sin", 0},    {"erf", inf},    {"erf", -inf},  {"erf", 0},
-               {"tanh", inf}, {"tanh", -inf},  {"tanh", -0.0}, {"exp", NAN},
-               {"log", NAN},  {"sin", NAN},    {"erf", NAN},   {"tanh", NAN}};
-  std::map<std::string, double (*)(double)> libm = {
-      {"exp", [](double x) { return std::exp(x); }},
-      {"log", [](double x) { return std::log(x); }},
-      {"sin", [](double x) { return std::sin(x); }},
-      {"cos", [](double x) { return std::cos(x); }},
-      {"erf", [](double x) { return std::erf(x); }},
-      {"tanh", [](double x) { return std::tanh(x); }}};
+  } cases[] = {{"exp", inf}, {"exp", -inf}, {"exp", 710},   {"exp", -746},  {"exp", 0},
+               {"log", 0},   {"log", -1},   {"log", inf},   {"log", 1},     {"log", 4e-320},
+               {"sin", inf}, {"cos", -inf}, {"sin", 0},     {"erf", inf},   {"erf", -inf},
+               {"erf", 0},   {"tanh", inf}, {"tanh", -inf}, {"tanh", -0.0}, {"exp", NAN},
+               {"log", NAN}, {"sin", NAN},  {"erf", NAN},   {"tanh", NAN}};
+  std::map<std::string, double (*)(double)> libm = {{"exp", [](double x) { return std::exp(x); }},
+                                                    {"log", [](double x) { return std::log(x); }},
+                                                    {"sin", [](double x) { return std::sin(x); }},
+                                                    {"cos", [](double x) { return std::cos(x); }},
+                                                    {"erf", [](double x) { return std::erf(x); }},
+                                                    {"tanh", [](double x) { return std::tanh(x); }}};
   for (const S &c : cases) {
-    double want = libm.at(c.fn)(c.x),
-           got = lib().get<double(double)>(c.fn)(c.x);
+    double want = libm.at(c.fn)(c.x), got = lib().get<double(double)>(c.fn)(c.x);
     if (std::isnan(want))
       EXPECT_TRUE(std::isnan(got)) << c.fn << "(" << c.x << ") = " << got;
     else if (std::isinf(want) || want == 0)
       EXPECT_TRUE(got == want && std::signbit(got) == std::signbit(want))
           << c.fn << "(" << c.x << ") = " << got << ", expected " << want;
     else
-      EXPECT_NEAR(got, want, std::fabs(want) * 1e-15 + 1e-320)
-          << c.fn << "(" << c.x << ")";
+      EXPECT_NEAR(got, want, std::fabs(want) * 1e-15 + 1e-320) << c.fn << "(" << c.x << ")";
   }
 }
 

@@ -43,15 +43,13 @@ public:
   }
 
   llvm::Value *localId(llvm::IRBuilder<> &b) const override {
-    return b.CreateZExt(
-        b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workitem_id_x, {}, {}),
-        b.getInt64Ty());
+    return b.CreateZExt(b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workitem_id_x, {}, {}),
+                        b.getInt64Ty());
   }
   llvm::Value *groupId(llvm::IRBuilder<> &b, int dim) const override {
-    llvm::Intrinsic::ID id = dim == 0 ? llvm::Intrinsic::amdgcn_workgroup_id_x
-                             : dim == 1
-                                 ? llvm::Intrinsic::amdgcn_workgroup_id_y
-                                 : llvm::Intrinsic::amdgcn_workgroup_id_z;
+    llvm::Intrinsic::ID id = dim == 0   ? llvm::Intrinsic::amdgcn_workgroup_id_x
+                             : dim == 1 ? llvm::Intrinsic::amdgcn_workgroup_id_y
+                                        : llvm::Intrinsic::amdgcn_workgroup_id_z;
     return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty());
   }
   void barrier(llvm::IRBuilder<> &b) const override {
@@ -69,8 +67,7 @@ public:
     f.addFnAttr("uniform-work-group-size", "true");
   }
 
-  bool emit(llvm::Module &m, std::string &code,
-            std::string &error) const override {
+  bool emit(llvm::Module &m, std::string &code, std::string &error) const override {
     optimizeModule(m, *tm_);
     std::string object;
     if (!emitWithTargetMachine(m, *tm_, false, object, error))
@@ -81,8 +78,7 @@ public:
 private:
   // `ld.lld -shared object -o code` through lld as a library (one link at a
   // time: lld keeps global state between links).
-  static bool link(const std::string &object, std::string &code,
-                   std::string &error) {
+  static bool link(const std::string &object, std::string &code, std::string &error) {
     static std::mutex lldMutex;
     std::lock_guard<std::mutex> lock(lldMutex);
     TempFile in, out;
@@ -100,8 +96,7 @@ private:
     llvm::raw_string_ostream diag(messages);
     const char *args[] = {"ld.lld",        "-shared", "--no-undefined",
                           in.path.c_str(), "-o",      out.path.c_str()};
-    lld::Result r =
-        lld::lldMain(args, diag, diag, {{lld::Gnu, &lld::elf::link}});
+    lld::Result r = lld::lldMain(args, diag, diag, {{lld::Gnu, &lld::elf::link}});
     if (r.retCode != 0) {
       error = "lld could not link the AMDGPU code object: " + diag.str();
       return false;
@@ -120,8 +115,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<GpuTarget> makeAmdgpuTarget(const std::string &arch,
-                                            std::string &error) {
+std::unique_ptr<GpuTarget> makeAmdgpuTarget(const std::string &arch, std::string &error) {
   auto tm = makeTargetMachine(kTriple, arch, "", error);
   if (!tm)
     return nullptr;

@@ -31,8 +31,8 @@ GpuLaunch launchOf(uint32_t kernel, int64_t groups, std::vector<GpuRef> args) {
 
 } // namespace
 
-GpuLaunch emitConvKernel(GpuModule &gm, const View &out, const View &x, const View &w,
-                         int64_t sh, int64_t sw, int64_t ph, int64_t pw) {
+GpuLaunch emitConvKernel(GpuModule &gm, const View &out, const View &x, const View &w, int64_t sh,
+                         int64_t sw, int64_t ph, int64_t pw) {
   KernelBuilder kb(gm, gm.kernelName("conv2d"), kBlock, {{true, "y"}, {true, "x"}, {true, "w"}});
   llvm::IRBuilder<> &b = kb.b();
   llvm::LLVMContext &c = kb.context();
@@ -61,8 +61,8 @@ GpuLaunch emitConvKernel(GpuModule &gm, const View &out, const View &x, const Vi
         Value *inH = b.CreateAnd(b.CreateICmpSGE(ih, k64(0)), b.CreateICmpSLT(ih, k64(H)));
         kb.loop(k64(0), k64(KW), k64(1), [&](Value *kw) {
           Value *iw = b.CreateAdd(iw0, kw);
-          Value *in = b.CreateAnd(inH, b.CreateAnd(b.CreateICmpSGE(iw, k64(0)),
-                                                   b.CreateICmpSLT(iw, k64(W))));
+          Value *in = b.CreateAnd(
+              inH, b.CreateAnd(b.CreateICmpSGE(iw, k64(0)), b.CreateICmpSLT(iw, k64(W))));
           kb.ifThen(in, [&] {
             Value *xo = b.CreateAdd(xc, b.CreateAdd(b.CreateMul(ih, k64(x.strides[2])),
                                                     b.CreateMul(iw, k64(x.strides[3]))));
@@ -70,9 +70,8 @@ GpuLaunch emitConvKernel(GpuModule &gm, const View &out, const View &x, const Vi
                                                       b.CreateMul(kw, k64(w.strides[3]))));
             Value *xv = b.CreateLoad(t, kb.element(kb.param(1), t, xo));
             Value *wv = b.CreateLoad(t, kb.element(kb.param(2), t, wofs));
-            b.CreateStore(b.CreateIntrinsic(llvm::Intrinsic::fma, {t},
-                                            {xv, wv, b.CreateLoad(t, acc)}),
-                          acc);
+            b.CreateStore(
+                b.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {xv, wv, b.CreateLoad(t, acc)}), acc);
           });
         });
       });

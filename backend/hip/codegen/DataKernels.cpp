@@ -23,8 +23,7 @@ namespace {
 
 /// Drops axes of size 1 and merges neighbouring axes wherever every access
 /// allows it (fewer divisions per point).
-void collapse(std::vector<int64_t> &shape,
-              std::vector<std::vector<int64_t>> &strides) {
+void collapse(std::vector<int64_t> &shape, std::vector<std::vector<int64_t>> &strides) {
   std::vector<int64_t> cs;
   std::vector<std::vector<int64_t>> st(strides.size());
   for (size_t a = 0; a < shape.size(); ++a) {
@@ -66,8 +65,7 @@ GpuLaunch emitCopyKernel(GpuModule &gm, const View &dst, const View &src) {
   std::vector<std::vector<int64_t>> strides = {dst.strides, src.strides};
   collapse(shape, strides);
   int64_t total = dst.numElements(), groups = groupsFor(total);
-  KernelBuilder kb(gm, gm.kernelName("copy"), kBlock,
-                   {{true, "dst"}, {true, "src"}});
+  KernelBuilder kb(gm, gm.kernelName("copy"), kBlock, {{true, "dst"}, {true, "src"}});
   llvm::IRBuilder<> &b = kb.b();
   llvm::Type *et = bitsType(kb.context(), dst.dtype);
   kb.forEachPoint(total, groups, [&](Value *i) {
@@ -78,8 +76,7 @@ GpuLaunch emitCopyKernel(GpuModule &gm, const View &dst, const View &src) {
   return launchOf(kb.finish(), groups, {dst.ref, src.ref});
 }
 
-GpuLaunch emitFillKernel(GpuModule &gm, const View &dst,
-                         const std::string &value) {
+GpuLaunch emitFillKernel(GpuModule &gm, const View &dst, const std::string &value) {
   std::vector<int64_t> shape = dst.shape;
   std::vector<std::vector<int64_t>> strides = {dst.strides};
   collapse(shape, strides);
@@ -97,8 +94,8 @@ GpuLaunch emitFillKernel(GpuModule &gm, const View &dst,
   return launchOf(kb.finish(), groups, {dst.ref});
 }
 
-GpuLaunch emitGatherKernel(GpuModule &gm, const View &out, const View &x,
-                           const View &idx, int axis) {
+GpuLaunch emitGatherKernel(GpuModule &gm, const View &out, const View &x, const View &idx,
+                           int axis) {
   // Over the output's axes: x's axes before `axis`, idx's axes, x's after.
   size_t ir = idx.shape.size(), rank = out.shape.size();
   std::vector<int64_t> xs(rank, 0), is(rank, 0);
@@ -122,34 +119,28 @@ GpuLaunch emitGatherKernel(GpuModule &gm, const View &out, const View &x,
   kb.forEachPoint(total, groups, [&](Value *i) {
     std::vector<Value *> o = pointOffsets(b, i, shape, strides);
     Value *k = b.CreateLoad(it, kb.element(kb.param(2), it, o[2]));
-    k = idxSigned ? b.CreateSExt(k, b.getInt64Ty())
-                  : b.CreateZExt(k, b.getInt64Ty());
-    k = b.CreateSelect(b.CreateICmpSLT(k, b.getInt64(0)),
-                       b.CreateAdd(k, b.getInt64(uint64_t(n))), k);
+    k = idxSigned ? b.CreateSExt(k, b.getInt64Ty()) : b.CreateZExt(k, b.getInt64Ty());
+    k = b.CreateSelect(b.CreateICmpSLT(k, b.getInt64(0)), b.CreateAdd(k, b.getInt64(uint64_t(n))),
+                       k);
     k = b.CreateSelect(b.CreateICmpSLT(k, b.getInt64(0)), b.getInt64(0), k);
-    k = b.CreateSelect(b.CreateICmpSGE(k, b.getInt64(uint64_t(n))),
-                       b.getInt64(uint64_t(n - 1)), k);
-    Value *xo = b.CreateAdd(
-        o[1], b.CreateMul(k, b.getInt64(uint64_t(x.strides[size_t(axis)]))));
+    k = b.CreateSelect(b.CreateICmpSGE(k, b.getInt64(uint64_t(n))), b.getInt64(uint64_t(n - 1)), k);
+    Value *xo = b.CreateAdd(o[1], b.CreateMul(k, b.getInt64(uint64_t(x.strides[size_t(axis)]))));
     b.CreateStore(b.CreateLoad(et, kb.element(kb.param(1), et, xo)),
                   kb.element(kb.param(0), et, o[0]));
   });
   return launchOf(kb.finish(), groups, {out.ref, x.ref, idx.ref});
 }
 
-GpuLaunch emitArgReduceKernel(GpuModule &gm, OpKind kind, const View &out,
-                              const View &x, int inner) {
+GpuLaunch emitArgReduceKernel(GpuModule &gm, OpKind kind, const View &out, const View &x,
+                              int inner) {
   size_t rank = x.shape.size(), firstInner = rank - size_t(inner);
-  std::vector<int64_t> outer(x.shape.begin(),
-                             x.shape.begin() + long(firstInner));
-  std::vector<int64_t> innerShape(x.shape.begin() + long(firstInner),
-                                  x.shape.end());
+  std::vector<int64_t> outer(x.shape.begin(), x.shape.begin() + long(firstInner));
+  std::vector<int64_t> innerShape(x.shape.begin() + long(firstInner), x.shape.end());
   std::vector<std::vector<int64_t>> outerStrides = {
-      std::vector<int64_t>(x.strides.begin(),
-                           x.strides.begin() + long(firstInner)),
+      std::vector<int64_t>(x.strides.begin(), x.strides.begin() + long(firstInner)),
       std::vector<int64_t>(rowMajor(outer))};
-  std::vector<std::vector<int64_t>> innerStrides = {std::vector<int64_t>(
-      x.strides.begin() + long(firstInner), x.strides.end())};
+  std::vector<std::vector<int64_t>> innerStrides = {
+      std::vector<int64_t>(x.strides.begin() + long(firstInner), x.strides.end())};
   int64_t rows = 1, n = 1;
   for (int64_t d : outer)
     rows *= d;
@@ -177,8 +168,7 @@ GpuLaunch emitArgReduceKernel(GpuModule &gm, OpKind kind, const View &out,
     Value *r;
     if (fl) {
       r = isMax ? b.CreateFCmpOGT(v, best) : b.CreateFCmpOLT(v, best);
-      r = b.CreateOr(
-          r, b.CreateAnd(b.CreateFCmpUNO(v, v), b.CreateFCmpORD(best, best)));
+      r = b.CreateOr(r, b.CreateAnd(b.CreateFCmpUNO(v, v), b.CreateFCmpORD(best, best)));
     } else if (unsignedInt) {
       r = isMax ? b.CreateICmpUGT(v, best) : b.CreateICmpULT(v, best);
     } else {
@@ -189,11 +179,9 @@ GpuLaunch emitArgReduceKernel(GpuModule &gm, OpKind kind, const View &out,
   // Whether (bv, bi) replaces (av, ai): a better value, or an equal one at a
   // lower index; an empty entry (index `none`) never wins.
   auto wins = [&](Value *av, Value *ai, Value *bv, Value *bi) -> Value * {
-    Value *beats =
-        b.CreateOr(better(bv, av), b.CreateAnd(b.CreateNot(better(av, bv)),
-                                               b.CreateICmpSLT(bi, ai)));
-    return b.CreateAnd(b.CreateICmpNE(bi, none),
-                       b.CreateOr(b.CreateICmpEQ(ai, none), beats));
+    Value *beats = b.CreateOr(better(bv, av),
+                              b.CreateAnd(b.CreateNot(better(av, bv)), b.CreateICmpSLT(bi, ai)));
+    return b.CreateAnd(b.CreateICmpNE(bi, none), b.CreateOr(b.CreateICmpEQ(ai, none), beats));
   };
   auto widen = [&](Value *v) -> Value * {
     if (arg)
@@ -203,28 +191,23 @@ GpuLaunch emitArgReduceKernel(GpuModule &gm, OpKind kind, const View &out,
     return unsignedInt ? b.CreateZExt(v, at) : b.CreateSExtOrTrunc(v, at);
   };
   auto one = [&]() -> Value * {
-    return fl ? (Value *)llvm::ConstantFP::get(at, 1.0)
-              : llvm::ConstantInt::get(at, 1);
+    return fl ? (Value *)llvm::ConstantFP::get(at, 1.0) : llvm::ConstantInt::get(at, 1);
   };
   kb.forEachRow(rows, groups, [&](Value *row) {
     std::vector<Value *> ro = pointOffsets(b, row, outer, outerStrides);
-    b.CreateStore(arg ? (Value *)llvm::Constant::getNullValue(at) : one(),
-                  accV);
+    b.CreateStore(arg ? (Value *)llvm::Constant::getNullValue(at) : one(), accV);
     b.CreateStore(none, accI);
     kb.loop(tid, b.getInt64(uint64_t(n)), b.getInt64(kBlock), [&](Value *j) {
-      Value *off =
-          b.CreateAdd(ro[0], pointOffsets(b, j, innerShape, innerStrides)[0]);
-      Value *v = jit::loadElement(
-          b, x.dtype,
-          kb.element(kb.param(1), jit::storageType(c, x.dtype), off));
+      Value *off = b.CreateAdd(ro[0], pointOffsets(b, j, innerShape, innerStrides)[0]);
+      Value *v =
+          jit::loadElement(b, x.dtype, kb.element(kb.param(1), jit::storageType(c, x.dtype), off));
       if (arg) {
         Value *w = wins(b.CreateLoad(at, accV), b.CreateLoad(i64, accI), v, j);
         b.CreateStore(b.CreateSelect(w, v, b.CreateLoad(at, accV)), accV);
         b.CreateStore(b.CreateSelect(w, j, b.CreateLoad(i64, accI)), accI);
       } else {
         Value *a = b.CreateLoad(at, accV);
-        b.CreateStore(fl ? b.CreateFMul(a, widen(v)) : b.CreateMul(a, widen(v)),
-                      accV);
+        b.CreateStore(fl ? b.CreateFMul(a, widen(v)) : b.CreateMul(a, widen(v)), accV);
       }
     });
     b.CreateStore(b.CreateLoad(at, accV), kb.element(shV, at, tid));
@@ -243,8 +226,7 @@ GpuLaunch emitArgReduceKernel(GpuModule &gm, OpKind kind, const View &out,
           b.CreateStore(b.CreateSelect(w, bv, av), kb.element(shV, at, tid));
           b.CreateStore(b.CreateSelect(w, bi, ai), kb.element(shI, i64, tid));
         } else {
-          b.CreateStore(fl ? b.CreateFMul(av, bv) : b.CreateMul(av, bv),
-                        kb.element(shV, at, tid));
+          b.CreateStore(fl ? b.CreateFMul(av, bv) : b.CreateMul(av, bv), kb.element(shV, at, tid));
         }
       });
       kb.barrier();
@@ -259,9 +241,8 @@ GpuLaunch emitArgReduceKernel(GpuModule &gm, OpKind kind, const View &out,
         Value *p = b.CreateLoad(at, kb.element(shV, at, b.getInt64(0)));
         llvm::Type *rt = jit::computeType(c, out.dtype);
         p = fl ? b.CreateFPTrunc(p, rt) : b.CreateTrunc(p, rt);
-        jit::storeElement(
-            b, out.dtype, p,
-            kb.element(kb.param(0), jit::storageType(c, out.dtype), o));
+        jit::storeElement(b, out.dtype, p,
+                          kb.element(kb.param(0), jit::storageType(c, out.dtype), o));
       }
     });
     kb.barrier();

@@ -43,30 +43,27 @@ Value *integerPower(llvm::IRBuilder<> &b, DType t, Value *a, Value *e) {
   unsigned bits = ty->getIntegerBitWidth();
   Value *one = llvm::ConstantInt::get(ty, 1), *r = one, *base = a;
   for (unsigned i = 0; i < bits; ++i) {
-    Value *bit = b.CreateICmpNE(b.CreateAnd(b.CreateLShr(e, i), one),
-                                llvm::ConstantInt::get(ty, 0));
+    Value *bit =
+        b.CreateICmpNE(b.CreateAnd(b.CreateLShr(e, i), one), llvm::ConstantInt::get(ty, 0));
     r = b.CreateSelect(bit, b.CreateMul(r, base), r);
     base = b.CreateMul(base, base);
   }
   if (isUnsignedType(t))
     return r;
-  Value *minusOne = llvm::ConstantInt::getSigned(ty, -1),
-        *zero = llvm::ConstantInt::get(ty, 0);
+  Value *minusOne = llvm::ConstantInt::getSigned(ty, -1), *zero = llvm::ConstantInt::get(ty, 0);
   Value *odd = b.CreateICmpNE(b.CreateAnd(e, one), zero);
-  Value *negExp =
-      b.CreateSelect(b.CreateICmpEQ(a, one), one,
-                     b.CreateSelect(b.CreateICmpEQ(a, minusOne),
-                                    b.CreateSelect(odd, minusOne, one), zero));
+  Value *negExp = b.CreateSelect(
+      b.CreateICmpEQ(a, one), one,
+      b.CreateSelect(b.CreateICmpEQ(a, minusOne), b.CreateSelect(odd, minusOne, one), zero));
   return b.CreateSelect(b.CreateICmpSLT(e, zero), negExp, r);
 }
 
 class FusionEmitter {
 public:
-  FusionEmitter(GpuModule &gm, const Operation &fusion,
-                const std::vector<View> &inputs,
+  FusionEmitter(GpuModule &gm, const Operation &fusion, const std::vector<View> &inputs,
                 const std::vector<View> &outputs, const ConstantSink &constants)
-      : gm_(gm), fusion_(fusion), region_(*fusion.regions[0]), inputs_(inputs),
-        outputs_(outputs), constants_(constants) {}
+      : gm_(gm), fusion_(fusion), region_(*fusion.regions[0]), inputs_(inputs), outputs_(outputs),
+        constants_(constants) {}
 
   bool run(GpuLaunch &launch, std::string &error) {
     auto dom = passes::fusionDomain(fusion_);
@@ -106,8 +103,7 @@ private:
     for (size_t j = 0; j < region_.args.size(); ++j) {
       std::vector<int64_t> s = region_.args[j]->type.sizes();
       if (s.size() > rank || inputs_[j].strides.size() != s.size()) {
-        error =
-            "fusion input " + std::to_string(j) + " does not fit the domain";
+        error = "fusion input " + std::to_string(j) + " does not fit the domain";
         return false;
       }
       params_.push_back({true, "in" + std::to_string(j)});
@@ -115,8 +111,7 @@ private:
       inputAccess_.push_back(addAccess(aligned(s, inputs_[j].strides)));
     }
     for (auto &op : region_.ops) {
-      bool dense = op->kind == OpKind::Constant &&
-                   op->results[0]->type.numElements() > 1;
+      bool dense = op->kind == OpKind::Constant && op->results[0]->type.numElements() > 1;
       if (dense || op->kind == OpKind::Arange) {
         std::vector<int64_t> s = op->results[0]->type.sizes();
         leafAccess_[op.get()] = addAccess(aligned(s, rowMajor(s)));
@@ -125,8 +120,7 @@ private:
         const DenseData &d = op->attr("value")->asDense();
         constParam_[op.get()] = params_.size();
         params_.push_back({true, "const" + std::to_string(constParam_.size())});
-        refs_.push_back(
-            constants_(std::string(d.bytes.begin(), d.bytes.end())));
+        refs_.push_back(constants_(std::string(d.bytes.begin(), d.bytes.end())));
       }
     }
     std::vector<int64_t> rowShape = dims_;
@@ -151,8 +145,7 @@ private:
       } else {
         std::vector<int64_t> st(rank, 0), rm = rowMajor(s);
         if (s.size() != rank - size_t(inner_)) {
-          error = "fusion output " + y->operands[k]->type.str() +
-                  " does not fit the domain";
+          error = "fusion output " + y->operands[k]->type.str() + " does not fit the domain";
           return false;
         }
         for (size_t a = 0; a < s.size(); ++a)
@@ -212,8 +205,7 @@ private:
 
   Value *elementPtr(size_t param, DType t, Value *off) {
     llvm::IRBuilder<> &b = kb_->b();
-    return b.CreateGEP(jit::storageType(b.getContext(), t), kb_->param(param),
-                       off);
+    return b.CreateGEP(jit::storageType(b.getContext(), t), kb_->param(param), off);
   }
 
   Value *eval(const ir::Value *v, Ctx &ctx, std::string &error) {
@@ -223,9 +215,8 @@ private:
     Value *r = nullptr;
     if (!v->def) {
       unsigned j = v->index;
-      r = jit::loadElement(
-          b, v->type.dtype,
-          elementPtr(j, v->type.dtype, ctx.offsets[size_t(inputAccess_[j])]));
+      r = jit::loadElement(b, v->type.dtype,
+                           elementPtr(j, v->type.dtype, ctx.offsets[size_t(inputAccess_[j])]));
     } else {
       const Operation &op = *v->def;
       switch (op.kind) {
@@ -234,10 +225,9 @@ private:
         if (d.type.numElements() <= 1)
           r = jit::denseElement(b, d, 0);
         else
-          r = jit::loadElement(
-              b, d.type.dtype,
-              elementPtr(constParam_.at(&op), d.type.dtype,
-                         ctx.offsets[size_t(leafAccess_.at(&op))]));
+          r = jit::loadElement(b, d.type.dtype,
+                               elementPtr(constParam_.at(&op), d.type.dtype,
+                                          ctx.offsets[size_t(leafAccess_.at(&op))]));
         break;
       }
       case OpKind::Zeros:
@@ -289,8 +279,7 @@ private:
     DType t = r.results[0]->type.dtype;
     llvm::Type *at = accType(r);
     if (isSumLike(r.kind))
-      return isFloat(t) ? (Value *)llvm::ConstantFP::get(at, 0.0)
-                        : llvm::ConstantInt::get(at, 0);
+      return isFloat(t) ? (Value *)llvm::ConstantFP::get(at, 0.0) : llvm::ConstantInt::get(at, 0);
     bool isMax = r.kind == OpKind::ReduceMax;
     if (isFloat(t))
       return llvm::ConstantFP::getInfinity(at, isMax);
@@ -298,9 +287,8 @@ private:
     if (t == DType::U8)
       return isMax ? llvm::ConstantInt::get(at, 0)
                    : llvm::ConstantInt::get(at, llvm::APInt::getMaxValue(bits));
-    return llvm::ConstantInt::get(at,
-                                  isMax ? llvm::APInt::getSignedMinValue(bits)
-                                        : llvm::APInt::getSignedMaxValue(bits));
+    return llvm::ConstantInt::get(at, isMax ? llvm::APInt::getSignedMinValue(bits)
+                                            : llvm::APInt::getSignedMaxValue(bits));
   }
   Value *accAdd(const Operation &r, Value *acc, Value *x) {
     llvm::IRBuilder<> &b = kb_->b();
@@ -319,10 +307,9 @@ private:
       Value *better = isMax ? b.CreateFCmpOGT(x, acc) : b.CreateFCmpOLT(x, acc);
       return b.CreateSelect(b.CreateOr(better, b.CreateFCmpUNO(x, x)), x, acc);
     }
-    llvm::Intrinsic::ID id =
-        t == DType::U8
-            ? (isMax ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
-            : (isMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
+    llvm::Intrinsic::ID id = t == DType::U8
+                                 ? (isMax ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
+                                 : (isMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
     return b.CreateIntrinsic(id, {acc->getType()}, {acc, x});
   }
   Value *accFinish(const Operation &r, Value *acc) {
@@ -332,16 +319,14 @@ private:
       int64_t count = 1;
       for (size_t a = dims_.size() - size_t(inner_); a < dims_.size(); ++a)
         count *= dims_[a];
-      acc = b.CreateFDiv(acc,
-                         llvm::ConstantFP::get(acc->getType(), double(count)));
+      acc = b.CreateFDiv(acc, llvm::ConstantFP::get(acc->getType(), double(count)));
     }
     if (isFloat(t) && acc->getType() != jit::computeType(kb_->context(), t))
       acc = b.CreateFPTrunc(acc, jit::computeType(kb_->context(), t));
     return acc;
   }
 
-  std::vector<Value *> add(const std::vector<Value *> &a,
-                           const std::vector<Value *> &c) {
+  std::vector<Value *> add(const std::vector<Value *> &a, const std::vector<Value *> &c) {
     std::vector<Value *> out(a.size());
     for (size_t i = 0; i < a.size(); ++i)
       out[i] = kb_->b().CreateAdd(a[i], c[i]);
@@ -357,8 +342,7 @@ private:
       return;
     }
     jit::storeElement(kb_->b(), v->type.dtype, x,
-                      elementPtr(outParam_[k], v->type.dtype,
-                                 ctx.offsets[size_t(outAccess_[k])]));
+                      elementPtr(outParam_[k], v->type.dtype, ctx.offsets[size_t(outAccess_[k])]));
   }
 
   bool emit(GpuLaunch &launch, std::string &error) {
@@ -396,16 +380,14 @@ private:
       int nRed = 0;
       for (auto &op : region_.ops)
         if (stdlib::isRowReduction(op->kind)) {
-          shared[op.get()] = kb.localArray(accType(*op), kBlock,
-                                           "red" + std::to_string(nRed++));
+          shared[op.get()] = kb.localArray(accType(*op), kBlock, "red" + std::to_string(nRed++));
           accVar[op.get()] = kb.variable(accType(*op));
         }
       Value *tid = kb.localId();
       Value *blockV = b.getInt64(kBlock);
       kb.forEachRow(rows, groups, [&](Value *row) {
         reduced_.clear();
-        std::vector<Value *> rowOffs =
-            pointOffsets(b, row, outerShape, outerStrides);
+        std::vector<Value *> rowOffs = pointOffsets(b, row, outerShape, outerStrides);
         for (auto &opPtr : region_.ops) {
           const Operation &r = *opPtr;
           if (!stdlib::isRowReduction(r.kind) || !ok)
@@ -414,8 +396,7 @@ private:
           Value *var = accVar[&r], *sh = shared[&r];
           b.CreateStore(accInit(r), var);
           kb.loop(tid, b.getInt64(uint64_t(n)), blockV, [&](Value *j) {
-            Ctx ctx{add(rowOffs, pointOffsets(b, j, innerShape, innerStrides)),
-                    {}};
+            Ctx ctx{add(rowOffs, pointOffsets(b, j, innerShape, innerStrides)), {}};
             Value *x = eval(r.operands[0], ctx, error);
             if (!x) {
               ok = false;
@@ -429,8 +410,7 @@ private:
           for (unsigned s = kBlock / 2; s > 0; s /= 2) {
             kb.ifThen(b.CreateICmpULT(tid, b.getInt64(s)), [&] {
               Value *mine = b.CreateLoad(at, kb.element(sh, at, tid));
-              Value *other = b.CreateLoad(
-                  at, kb.element(sh, at, b.CreateAdd(tid, b.getInt64(s))));
+              Value *other = b.CreateLoad(at, kb.element(sh, at, b.CreateAdd(tid, b.getInt64(s))));
               b.CreateStore(accAdd(r, mine, other), kb.element(sh, at, tid));
             });
             kb.barrier();
@@ -454,8 +434,7 @@ private:
           });
         if (anyFull)
           kb.loop(tid, b.getInt64(uint64_t(n)), blockV, [&](Value *j) {
-            Ctx ctx{add(rowOffs, pointOffsets(b, j, innerShape, innerStrides)),
-                    {}};
+            Ctx ctx{add(rowOffs, pointOffsets(b, j, innerShape, innerStrides)), {}};
             for (size_t k = 0; k < full_.size() && ok; ++k)
               if (full_[k])
                 store(k, ctx, ok, error);
@@ -496,15 +475,13 @@ private:
 
 } // namespace
 
-std::vector<Value *>
-pointOffsets(llvm::IRBuilder<> &b, Value *index,
-             const std::vector<int64_t> &shape,
-             const std::vector<std::vector<int64_t>> &strides) {
+std::vector<Value *> pointOffsets(llvm::IRBuilder<> &b, Value *index,
+                                  const std::vector<int64_t> &shape,
+                                  const std::vector<std::vector<int64_t>> &strides) {
   std::vector<Value *> offs(strides.size(), b.getInt64(0));
   Value *rest = index;
   for (size_t d = shape.size(); d-- > 0;) {
-    Value *c =
-        d == 0 ? rest : b.CreateURem(rest, b.getInt64(uint64_t(shape[d])));
+    Value *c = d == 0 ? rest : b.CreateURem(rest, b.getInt64(uint64_t(shape[d])));
     if (d > 0)
       rest = b.CreateUDiv(rest, b.getInt64(uint64_t(shape[d])));
     for (size_t a = 0; a < strides.size(); ++a) {
@@ -549,13 +526,10 @@ View View::dense(GpuRef ref, const ir::TensorType &type) {
   return v;
 }
 
-bool emitFusionKernel(GpuModule &gm, const Operation &fusion,
-                      const std::vector<View> &inputs,
-                      const std::vector<View> &outputs,
-                      const ConstantSink &constants, GpuLaunch &launch,
-                      std::string &error) {
-  return FusionEmitter(gm, fusion, inputs, outputs, constants)
-      .run(launch, error);
+bool emitFusionKernel(GpuModule &gm, const Operation &fusion, const std::vector<View> &inputs,
+                      const std::vector<View> &outputs, const ConstantSink &constants,
+                      GpuLaunch &launch, std::string &error) {
+  return FusionEmitter(gm, fusion, inputs, outputs, constants).run(launch, error);
 }
 
 } // namespace mdl::backend::hip

@@ -36,8 +36,7 @@ GpuLaunch emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype) {
   llvm::Type *t = jit::computeType(c, dtype);
   bool fl = ir::isFloat(dtype);
   auto k64 = [&](int64_t v) { return b.getInt64(uint64_t(v)); };
-  int64_t tilesN = (g.n + kTile - 1) / kTile,
-          tilesM = (g.m + kTile - 1) / kTile;
+  int64_t tilesN = (g.n + kTile - 1) / kTile, tilesM = (g.m + kTile - 1) / kTile;
   Value *as = kb.localArray(t, uint64_t(kTile * kSlice), "a");
   Value *bs = kb.localArray(t, uint64_t(kTile * kSlice), "b");
   Value *acc[kPer][kPer];
@@ -46,13 +45,11 @@ GpuLaunch emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype) {
       v = kb.variable(t);
   Value *zero = llvm::Constant::getNullValue(t);
   Value *tid = kb.localId();
-  Value *tx = b.CreateURem(tid, k64(kThreads)),
-        *ty = b.CreateUDiv(tid, k64(kThreads));
+  Value *tx = b.CreateURem(tid, k64(kThreads)), *ty = b.CreateUDiv(tid, k64(kThreads));
   Value *tile = kb.groupId(0), *batch = kb.groupId(2);
   Value *m0 = b.CreateMul(b.CreateUDiv(tile, k64(tilesN)), k64(kTile));
   Value *n0 = b.CreateMul(b.CreateURem(tile, k64(tilesN)), k64(kTile));
-  Value *a0 = b.CreateMul(batch, k64(g.strideA)),
-        *b0 = b.CreateMul(batch, k64(g.strideB)),
+  Value *a0 = b.CreateMul(batch, k64(g.strideA)), *b0 = b.CreateMul(batch, k64(g.strideB)),
         *c0 = b.CreateMul(batch, k64(g.strideC));
   // Element strides of A (m, k) and B (k, n) as stored.
   int64_t sam = g.transA ? 1 : g.lda, sak = g.transA ? g.lda : 1;
@@ -71,27 +68,20 @@ GpuLaunch emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype) {
     for (int64_t r = 0; r < kTile * kSlice / (kThreads * kThreads); ++r) {
       Value *e = b.CreateAdd(tid, k64(r * kThreads * kThreads));
       // A: element (mm, kk) of the slice, stored at kk * 64 + mm.
-      Value *kk = b.CreateURem(e, k64(kSlice)),
-            *mm = b.CreateUDiv(e, k64(kSlice));
+      Value *kk = b.CreateURem(e, k64(kSlice)), *mm = b.CreateUDiv(e, k64(kSlice));
       Value *m = b.CreateAdd(m0, mm), *k = b.CreateAdd(k0, kk);
-      Value *in = b.CreateAnd(b.CreateICmpSLT(m, k64(g.m)),
-                              b.CreateICmpSLT(k, k64(g.k)));
-      Value *off = b.CreateAdd(
-          a0, b.CreateAdd(b.CreateMul(m, k64(sam)), b.CreateMul(k, k64(sak))));
-      b.CreateStore(
-          loadOrZero(kb.param(0), off, in),
-          kb.element(as, t, b.CreateAdd(b.CreateMul(kk, k64(kTile)), mm)));
+      Value *in = b.CreateAnd(b.CreateICmpSLT(m, k64(g.m)), b.CreateICmpSLT(k, k64(g.k)));
+      Value *off = b.CreateAdd(a0, b.CreateAdd(b.CreateMul(m, k64(sam)), b.CreateMul(k, k64(sak))));
+      b.CreateStore(loadOrZero(kb.param(0), off, in),
+                    kb.element(as, t, b.CreateAdd(b.CreateMul(kk, k64(kTile)), mm)));
       // B: element (kk, nn), stored at kk * 64 + nn.
-      Value *nn = b.CreateURem(e, k64(kTile)),
-            *kb2 = b.CreateUDiv(e, k64(kTile));
+      Value *nn = b.CreateURem(e, k64(kTile)), *kb2 = b.CreateUDiv(e, k64(kTile));
       Value *n = b.CreateAdd(n0, nn), *kB = b.CreateAdd(k0, kb2);
-      Value *inB = b.CreateAnd(b.CreateICmpSLT(n, k64(g.n)),
-                               b.CreateICmpSLT(kB, k64(g.k)));
-      Value *offB = b.CreateAdd(
-          b0, b.CreateAdd(b.CreateMul(kB, k64(sbk)), b.CreateMul(n, k64(sbn))));
-      b.CreateStore(
-          loadOrZero(kb.param(1), offB, inB),
-          kb.element(bs, t, b.CreateAdd(b.CreateMul(kb2, k64(kTile)), nn)));
+      Value *inB = b.CreateAnd(b.CreateICmpSLT(n, k64(g.n)), b.CreateICmpSLT(kB, k64(g.k)));
+      Value *offB =
+          b.CreateAdd(b0, b.CreateAdd(b.CreateMul(kB, k64(sbk)), b.CreateMul(n, k64(sbn))));
+      b.CreateStore(loadOrZero(kb.param(1), offB, inB),
+                    kb.element(bs, t, b.CreateAdd(b.CreateMul(kb2, k64(kTile)), nn)));
     }
     kb.barrier();
     Value *sum[kPer][kPer];
@@ -101,17 +91,12 @@ GpuLaunch emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype) {
     for (int64_t kk = 0; kk < kSlice; ++kk) {
       Value *av[kPer], *bv[kPer];
       for (int i = 0; i < kPer; ++i) {
-        av[i] = b.CreateLoad(
-            t,
-            kb.element(as, t, b.CreateAdd(k64(kk * kTile + i * kThreads), ty)));
-        bv[i] = b.CreateLoad(
-            t,
-            kb.element(bs, t, b.CreateAdd(k64(kk * kTile + i * kThreads), tx)));
+        av[i] = b.CreateLoad(t, kb.element(as, t, b.CreateAdd(k64(kk * kTile + i * kThreads), ty)));
+        bv[i] = b.CreateLoad(t, kb.element(bs, t, b.CreateAdd(k64(kk * kTile + i * kThreads), tx)));
       }
       for (int i = 0; i < kPer; ++i)
         for (int j = 0; j < kPer; ++j)
-          sum[i][j] = fl ? b.CreateIntrinsic(llvm::Intrinsic::fma, {t},
-                                             {av[i], bv[j], sum[i][j]})
+          sum[i][j] = fl ? b.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {av[i], bv[j], sum[i][j]})
                          : b.CreateAdd(b.CreateMul(av[i], bv[j]), sum[i][j]);
     }
     for (int i = 0; i < kPer; ++i)
@@ -123,13 +108,10 @@ GpuLaunch emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype) {
     for (int j = 0; j < kPer; ++j) {
       Value *m = b.CreateAdd(m0, b.CreateAdd(ty, k64(i * kThreads)));
       Value *n = b.CreateAdd(n0, b.CreateAdd(tx, k64(j * kThreads)));
-      Value *in = b.CreateAnd(b.CreateICmpSLT(m, k64(g.m)),
-                              b.CreateICmpSLT(n, k64(g.n)));
+      Value *in = b.CreateAnd(b.CreateICmpSLT(m, k64(g.m)), b.CreateICmpSLT(n, k64(g.n)));
       kb.ifThen(in, [&] {
-        Value *off =
-            b.CreateAdd(c0, b.CreateAdd(b.CreateMul(m, k64(g.ldc)), n));
-        b.CreateStore(b.CreateLoad(t, acc[i][j]),
-                      kb.element(kb.param(2), st, off));
+        Value *off = b.CreateAdd(c0, b.CreateAdd(b.CreateMul(m, k64(g.ldc)), n));
+        b.CreateStore(b.CreateLoad(t, acc[i][j]), kb.element(kb.param(2), st, off));
       });
     }
   GpuLaunch l;

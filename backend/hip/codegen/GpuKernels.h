@@ -53,34 +53,30 @@ using ConstantSink = std::function<GpuRef(const std::string &bytes)>;
 
 /// Offsets of several accesses at point `index` of `shape` (row-major
 /// order): for access a, sum over axes of coordinate * strides[a][axis].
-std::vector<llvm::Value *>
-pointOffsets(llvm::IRBuilder<> &b, llvm::Value *index,
-             const std::vector<int64_t> &shape,
-             const std::vector<std::vector<int64_t>> &strides);
+std::vector<llvm::Value *> pointOffsets(llvm::IRBuilder<> &b, llvm::Value *index,
+                                        const std::vector<int64_t> &shape,
+                                        const std::vector<std::vector<int64_t>> &strides);
 
-bool emitFusionKernel(GpuModule &gm, const ir::Operation &fusion,
-                      const std::vector<View> &inputs,
-                      const std::vector<View> &outputs,
-                      const ConstantSink &constants, GpuLaunch &launch,
-                      std::string &error);
+bool emitFusionKernel(GpuModule &gm, const ir::Operation &fusion, const std::vector<View> &inputs,
+                      const std::vector<View> &outputs, const ConstantSink &constants,
+                      GpuLaunch &launch, std::string &error);
 
 GpuLaunch emitCopyKernel(GpuModule &gm, const View &dst, const View &src);
 /// `value`: the bytes of one element of dst's type.
-GpuLaunch emitFillKernel(GpuModule &gm, const View &dst,
-                         const std::string &value);
+GpuLaunch emitFillKernel(GpuModule &gm, const View &dst, const std::string &value);
 /// out[pre, idx..., post] = x[pre, idx[idx...], post] along `axis` of x;
 /// indices below zero count from the end, and out-of-range ones are
 /// clamped (the CPU kernels report them).
-GpuLaunch emitGatherKernel(GpuModule &gm, const View &out, const View &x,
-                           const View &idx, int axis);
+GpuLaunch emitGatherKernel(GpuModule &gm, const View &out, const View &x, const View &idx,
+                           int axis);
 /// argmax / argmin (i64 results) or prod over the last `inner` axes of x.
-GpuLaunch emitArgReduceKernel(GpuModule &gm, ir::OpKind kind, const View &out,
-                              const View &x, int inner);
+GpuLaunch emitArgReduceKernel(GpuModule &gm, ir::OpKind kind, const View &out, const View &x,
+                              int inner);
 /// The fallback kernel of a Gemm step (`g` describes the product).
 GpuLaunch emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype);
 /// conv2d of NCHW `x` by OIHW `w` (strides, zero padding) into dense `out`.
-GpuLaunch emitConvKernel(GpuModule &gm, const View &out, const View &x, const View &w,
-                         int64_t sh, int64_t sw, int64_t ph, int64_t pw);
+GpuLaunch emitConvKernel(GpuModule &gm, const View &out, const View &x, const View &w, int64_t sh,
+                         int64_t sw, int64_t ph, int64_t pw);
 /// max_pool2d / avg_pool2d of NCHW `x` into dense `out`.
 GpuLaunch emitPoolKernel(GpuModule &gm, bool isMax, const View &out, const View &x, int64_t kh,
                          int64_t kw, int64_t sh, int64_t sw);

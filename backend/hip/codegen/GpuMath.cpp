@@ -53,9 +53,8 @@ public:
       return nullptr;
     unsigned arity = name == "pow" ? 2 : 1;
     llvm::Function *f = llvm::Function::Create(
-        llvm::FunctionType::get(f64_, std::vector<llvm::Type *>(arity, f64_),
-                                false),
-        linkage_, sym, m_);
+        llvm::FunctionType::get(f64_, std::vector<llvm::Type *>(arity, f64_), false), linkage_, sym,
+        m_);
     f->setDoesNotThrow();
     llvm::IRBuilderBase::InsertPointGuard guard(b_);
     b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", f));
@@ -78,9 +77,8 @@ public:
     llvm::Type *f32 = b_.getFloatTy();
     unsigned arity = d->arg_size();
     llvm::Function *f = llvm::Function::Create(
-        llvm::FunctionType::get(f32, std::vector<llvm::Type *>(arity, f32),
-                                false),
-        linkage_, sym, m_);
+        llvm::FunctionType::get(f32, std::vector<llvm::Type *>(arity, f32), false), linkage_, sym,
+        m_);
     f->setDoesNotThrow();
     llvm::IRBuilderBase::InsertPointGuard guard(b_);
     b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", f));
@@ -108,9 +106,7 @@ private:
   Value *fma(Value *a, Value *x, Value *y) {
     return b_.CreateIntrinsic(llvm::Intrinsic::fma, {f64_}, {a, x, y});
   }
-  Value *un(llvm::Intrinsic::ID id, Value *x) {
-    return b_.CreateIntrinsic(id, {f64_}, {x});
-  }
+  Value *un(llvm::Intrinsic::ID id, Value *x) { return b_.CreateIntrinsic(id, {f64_}, {x}); }
   Value *fabs(Value *x) { return un(llvm::Intrinsic::fabs, x); }
   Value *isNaN(Value *x) { return b_.CreateFCmpUNO(x, x); }
   Value *sel(Value *c, Value *a, Value *b) { return b_.CreateSelect(c, a, b); }
@@ -123,22 +119,18 @@ private:
   }
   /// 2^n for an i64 n in [-1022, 1023].
   Value *pow2(Value *n) {
-    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(n, ki(1023)), ki(52)),
-                            f64_);
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(n, ki(1023)), ki(52)), f64_);
   }
 
   // --- exp ----------------------------------------------------------------
   /// e^(x + tail), with `tail` (much smaller than an ulp of x) added after
   /// the range reduction, where it still counts.
   Value *expCore(Value *x, Value *tail = nullptr) {
-    const double ln2Hi = 6.93147180369123816490e-01,
-                 ln2Lo = 1.90821492927058770002e-10;
+    const double ln2Hi = 6.93147180369123816490e-01, ln2Lo = 1.90821492927058770002e-10;
     Value *xc = b_.CreateIntrinsic(
         llvm::Intrinsic::minnum, {f64_},
-        {b_.CreateIntrinsic(llvm::Intrinsic::maxnum, {f64_}, {x, k(-746.0)}),
-         k(710.0)});
-    Value *kf =
-        un(llvm::Intrinsic::rint, b_.CreateFMul(xc, k(1.4426950408889634)));
+        {b_.CreateIntrinsic(llvm::Intrinsic::maxnum, {f64_}, {x, k(-746.0)}), k(710.0)});
+    Value *kf = un(llvm::Intrinsic::rint, b_.CreateFMul(xc, k(1.4426950408889634)));
     Value *r = fma(b_.CreateFNeg(kf), k(ln2Hi), xc);
     r = fma(b_.CreateFNeg(kf), k(ln2Lo), r);
     if (tail)
@@ -166,8 +158,7 @@ private:
   /// so they are summed exactly (two-sum) and only the small terms (e ln2_lo,
   /// the series' correction) carry rounding errors.
   std::pair<Value *, Value *> logExt(Value *x) {
-    const double ln2Hi = 6.93147180369123816490e-01,
-                 ln2Lo = 1.90821492927058770002e-10;
+    const double ln2Hi = 6.93147180369123816490e-01, ln2Lo = 1.90821492927058770002e-10;
     auto [ef, f, c] = logParts(x);
     auto [s1, e1] = twoSum(b_.CreateFMul(ef, k(ln2Hi)), f);
     auto [s2, e2] = twoSum(s1, fma(ef, k(ln2Lo), c));
@@ -189,10 +180,9 @@ private:
     Value *xs = sel(tiny, b_.CreateFMul(x, k(18014398509481984.0)), x); // 2^54
     Value *eAdj = sel(tiny, ki(-54), ki(0));
     Value *bits = b_.CreateBitCast(xs, i64_);
-    Value *e = b_.CreateSub(
-        b_.CreateAnd(b_.CreateLShr(bits, ki(52)), ki(0x7ff)), ki(1023));
-    Value *mbits = b_.CreateOr(b_.CreateAnd(bits, ki((int64_t(1) << 52) - 1)),
-                               ki(int64_t(1023) << 52));
+    Value *e = b_.CreateSub(b_.CreateAnd(b_.CreateLShr(bits, ki(52)), ki(0x7ff)), ki(1023));
+    Value *mbits =
+        b_.CreateOr(b_.CreateAnd(bits, ki((int64_t(1) << 52) - 1)), ki(int64_t(1023) << 52));
     Value *m = b_.CreateBitCast(mbits, f64_);
     Value *big = b_.CreateFCmpOGT(m, k(1.4142135623730951));
     m = sel(big, b_.CreateFMul(m, k(0.5)), m);
@@ -204,18 +194,15 @@ private:
     for (int n = 1; n <= 11; ++n)
       t.push_back(1.0 / (2 * n + 1));
     Value *tz = poly(z, t); // z/3 + z^2/5 + ...
-    Value *c = b_.CreateFSub(b_.CreateFMul(b_.CreateFMul(k(2.0), s), tz),
-                             b_.CreateFMul(s, f));
+    Value *c = b_.CreateFSub(b_.CreateFMul(b_.CreateFMul(k(2.0), s), tz), b_.CreateFMul(s, f));
     return {b_.CreateSIToFP(e, f64_), f, c};
   }
 
   Value *logCore(Value *x) {
-    const double ln2Hi = 6.93147180369123816490e-01,
-                 ln2Lo = 1.90821492927058770002e-10;
+    const double ln2Hi = 6.93147180369123816490e-01, ln2Lo = 1.90821492927058770002e-10;
     auto [ef, f, c] = logParts(x);
     Value *logm = b_.CreateFAdd(f, c);
-    Value *y =
-        b_.CreateFAdd(b_.CreateFMul(ef, k(ln2Hi)), fma(ef, k(ln2Lo), logm));
+    Value *y = b_.CreateFAdd(b_.CreateFMul(ef, k(ln2Hi)), fma(ef, k(ln2Lo), logm));
     y = sel(b_.CreateFCmpOEQ(x, k(INFINITY)), x, y);
     y = sel(b_.CreateFCmpOEQ(x, k(0.0)), k(-INFINITY), y);
     return sel(b_.CreateFCmpULT(x, k(0.0)), k(NAN), y); // negative or NaN
@@ -225,10 +212,8 @@ private:
   // --- sin, cos -------------------------------------------------------------
   // r, and k mod 4 as an i64.
   std::pair<Value *, Value *> reduceHalfPi(Value *x) {
-    const double p1 = 1.5707963267948966, p2 = 6.123233995736766e-17,
-                 p3 = -1.4973849048591698e-33;
-    Value *kf =
-        un(llvm::Intrinsic::rint, b_.CreateFMul(x, k(0.63661977236758134)));
+    const double p1 = 1.5707963267948966, p2 = 6.123233995736766e-17, p3 = -1.4973849048591698e-33;
+    Value *kf = un(llvm::Intrinsic::rint, b_.CreateFMul(x, k(0.63661977236758134)));
     Value *nk = b_.CreateFNeg(kf);
     Value *r = fma(nk, k(p1), x);
     r = fma(nk, k(p2), r);
@@ -278,31 +263,25 @@ private:
     // plain log (with its zeros, infinities and NaN) otherwise.
     Value *l = logCore(ax);
     auto [lh, ll] = logExt(ax);
-    Value *regular = b_.CreateAnd(b_.CreateFCmpOGT(ax, k(0.0)),
-                                  b_.CreateFCmpONE(ax, k(INFINITY)));
+    Value *regular = b_.CreateAnd(b_.CreateFCmpOGT(ax, k(0.0)), b_.CreateFCmpONE(ax, k(INFINITY)));
     lh = sel(regular, lh, l);
     ll = sel(regular, ll, k(0.0));
     Value *hi = b_.CreateFMul(y, lh);
-    Value *lo =
-        b_.CreateFAdd(fma(y, lh, b_.CreateFNeg(hi)), b_.CreateFMul(y, ll));
+    Value *lo = b_.CreateFAdd(fma(y, lh, b_.CreateFNeg(hi)), b_.CreateFMul(y, ll));
     lo = sel(b_.CreateFCmpONE(fabs(hi), k(INFINITY)), lo,
              k(0.0)); // also false for NaN
     Value *r = expCore(hi, lo);
     Value *yInf = b_.CreateFCmpOEQ(ay, k(INFINITY));
-    Value *yInt =
-        b_.CreateOr(b_.CreateFCmpOEQ(un(llvm::Intrinsic::floor, y), y), yInf);
+    Value *yInt = b_.CreateOr(b_.CreateFCmpOEQ(un(llvm::Intrinsic::floor, y), y), yInf);
     // y odd: an integer below 2^53 whose half is not an integer.
     Value *half = b_.CreateFMul(y, k(0.5));
-    Value *yOdd = b_.CreateAnd(
-        b_.CreateAnd(yInt, b_.CreateFCmpOLT(ay, k(9007199254740992.0))),
-        b_.CreateFCmpONE(un(llvm::Intrinsic::floor, half), half));
+    Value *yOdd = b_.CreateAnd(b_.CreateAnd(yInt, b_.CreateFCmpOLT(ay, k(9007199254740992.0))),
+                               b_.CreateFCmpONE(un(llvm::Intrinsic::floor, half), half));
     Value *neg = b_.CreateFCmpOLT(x, k(0.0));
-    Value *negZero =
-        b_.CreateAnd(b_.CreateFCmpOEQ(x, k(0.0)),
-                     b_.CreateICmpSLT(b_.CreateBitCast(x, i64_), ki(0)));
+    Value *negZero = b_.CreateAnd(b_.CreateFCmpOEQ(x, k(0.0)),
+                                  b_.CreateICmpSLT(b_.CreateBitCast(x, i64_), ki(0)));
     r = sel(b_.CreateAnd(b_.CreateOr(neg, negZero), yOdd), b_.CreateFNeg(r), r);
-    r = sel(b_.CreateAnd(b_.CreateAnd(neg, b_.CreateFCmpONE(ax, k(INFINITY))),
-                         b_.CreateNot(yInt)),
+    r = sel(b_.CreateAnd(b_.CreateAnd(neg, b_.CreateFCmpONE(ax, k(INFINITY))), b_.CreateNot(yInt)),
             k(NAN), r);
     // |x| = 1 with an infinite y (0 * inf in the formula) gives 1.
     r = sel(b_.CreateAnd(b_.CreateFCmpOEQ(ax, k(1.0)), yInf), k(1.0), r);
@@ -322,27 +301,22 @@ private:
   Value *erfBody(const std::vector<Value *> &a) {
     Value *x = a[0];
     Value *ax = fabs(x);
-    const double twoOverSqrtPi = 1.1283791670955126,
-                 oneOverSqrtPi = 0.5641895835477563;
+    const double twoOverSqrtPi = 1.1283791670955126, oneOverSqrtPi = 0.5641895835477563;
     // Series (for ax < 2.5; evaluated on min(ax, 2.5) to stay finite).
-    Value *xs =
-        b_.CreateIntrinsic(llvm::Intrinsic::minnum, {f64_}, {ax, k(2.5)});
+    Value *xs = b_.CreateIntrinsic(llvm::Intrinsic::minnum, {f64_}, {ax, k(2.5)});
     Value *twoX2 = b_.CreateFMul(k(2.0), b_.CreateFMul(xs, xs));
     Value *term = xs, *sum = xs;
     for (int n = 0; n < 40; ++n) {
       term = b_.CreateFDiv(b_.CreateFMul(term, twoX2), k(double(2 * n + 3)));
       sum = b_.CreateFAdd(sum, term);
     }
-    Value *series =
-        b_.CreateFMul(b_.CreateFMul(k(twoOverSqrtPi), expNegSquare(xs)), sum);
+    Value *series = b_.CreateFMul(b_.CreateFMul(k(twoOverSqrtPi), expNegSquare(xs)), sum);
     // Continued fraction of erfc (for 2.5 <= ax < 6; on max(ax, 2.5)).
-    Value *xc =
-        b_.CreateIntrinsic(llvm::Intrinsic::maxnum, {f64_}, {ax, k(2.5)});
+    Value *xc = b_.CreateIntrinsic(llvm::Intrinsic::maxnum, {f64_}, {ax, k(2.5)});
     Value *t = xc;
     for (int n = 40; n >= 1; --n)
       t = b_.CreateFAdd(xc, b_.CreateFDiv(k(n / 2.0), t));
-    Value *erfc =
-        b_.CreateFDiv(b_.CreateFMul(k(oneOverSqrtPi), expNegSquare(xc)), t);
+    Value *erfc = b_.CreateFDiv(b_.CreateFMul(k(oneOverSqrtPi), expNegSquare(xc)), t);
     Value *big = b_.CreateFSub(k(1.0), erfc);
     Value *v = sel(b_.CreateFCmpOLT(ax, k(2.5)), series, big);
     v = sel(b_.CreateFCmpOGE(ax, k(6.0)), k(1.0), v);
@@ -382,14 +356,13 @@ private:
 } // namespace
 
 const std::vector<std::string> &gpuMathFunctions() {
-  static const std::vector<std::string> names = {
-      "exp",  "expf", "log",  "logf", "sin",  "sinf", "cos",
-      "cosf", "pow",  "powf", "erf",  "erff", "tanh", "tanhf"};
+  static const std::vector<std::string> names = {"exp",  "expf", "log",  "logf", "sin",
+                                                 "sinf", "cos",  "cosf", "pow",  "powf",
+                                                 "erf",  "erff", "tanh", "tanhf"};
   return names;
 }
 
-bool defineGpuMath(llvm::Module &m, std::string &error,
-                   llvm::GlobalValue::LinkageTypes linkage) {
+bool defineGpuMath(llvm::Module &m, std::string &error, llvm::GlobalValue::LinkageTypes linkage) {
   MathEmitter e(m, linkage);
   std::vector<llvm::Function *> declared;
   for (llvm::Function &f : m)
@@ -402,16 +375,14 @@ bool defineGpuMath(llvm::Module &m, std::string &error,
       continue;
     // "erf" is a double function and "erff" its float form.
     bool known = false, isFloat = false;
-    for (const char *base :
-         {"exp", "log", "sin", "cos", "pow", "erf", "tanh"}) {
+    for (const char *base : {"exp", "log", "sin", "cos", "pow", "erf", "tanh"}) {
       if (name == base)
         known = true;
       else if (name == std::string(base) + "f")
         known = isFloat = true;
     }
     if (!known) {
-      error = "the GPU code calls '" + name +
-              "', which mdl's GPU math library does not have";
+      error = "the GPU code calls '" + name + "', which mdl's GPU math library does not have";
       return false;
     }
     llvm::Function *def = isFloat ? e.f32Function(name) : e.f64Function(name);

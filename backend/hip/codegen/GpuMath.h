@@ -28,7 +28,6 @@ const std::vector<std::string> &gpuMathFunctions();
 /// `error` naming a declared function that is neither one of them nor an
 /// LLVM intrinsic.
 bool defineGpuMath(llvm::Module &m, std::string &error,
-                   llvm::GlobalValue::LinkageTypes linkage =
-                       llvm::GlobalValue::InternalLinkage);
+                   llvm::GlobalValue::LinkageTypes linkage = llvm::GlobalValue::InternalLinkage);
 
 } // namespace mdl::backend::hip

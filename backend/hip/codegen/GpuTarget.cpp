@@ -14,8 +14,7 @@
 
 namespace mdl::backend::hip {
 
-std::unique_ptr<GpuTarget> makeGpuTarget(const std::string &target,
-                                         std::string &error) {
+std::unique_ptr<GpuTarget> makeGpuTarget(const std::string &target, std::string &error) {
   std::optional<GpuCodeFormat> f = codeFormatOf(target);
   bool known = false;
   for (const std::string &t : knownGpuTargets())
@@ -38,9 +37,10 @@ std::unique_ptr<GpuTarget> makeGpuTarget(const std::string &target,
   return nullptr;
 }
 
-std::unique_ptr<llvm::TargetMachine>
-makeTargetMachine(const std::string &triple, const std::string &cpu,
-                  const std::string &features, std::string &error) {
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &triple,
+                                                       const std::string &cpu,
+                                                       const std::string &features,
+                                                       std::string &error) {
   // Only the two GPU back ends: the host's is the JIT's business.
   static std::once_flag once;
   std::call_once(once, [] {
@@ -54,16 +54,15 @@ makeTargetMachine(const std::string &triple, const std::string &cpu,
     LLVMInitializeNVPTXAsmPrinter();
   });
   std::string lookupError;
-  const llvm::Target *t =
-      llvm::TargetRegistry::lookupTarget(triple, lookupError);
+  const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, lookupError);
   if (!t) {
     error = "LLVM has no back end for " + triple + ": " + lookupError;
     return nullptr;
   }
   llvm::TargetOptions opts;
-  std::unique_ptr<llvm::TargetMachine> tm(
-      t->createTargetMachine(triple, cpu, features, opts, llvm::Reloc::PIC_,
-                             std::nullopt, llvm::CodeGenOptLevel::Default));
+  std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(triple, cpu, features, opts,
+                                                                 llvm::Reloc::PIC_, std::nullopt,
+                                                                 llvm::CodeGenOptLevel::Default));
   if (!tm)
     error = "LLVM cannot make a target machine for " + triple + " " + cpu;
   return tm;
@@ -83,17 +82,15 @@ void optimizeModule(llvm::Module &m, llvm::TargetMachine &tm) {
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(m, mam);
 }
 
-bool emitWithTargetMachine(llvm::Module &m, llvm::TargetMachine &tm,
-                           bool assembly, std::string &out,
-                           std::string &error) {
+bool emitWithTargetMachine(llvm::Module &m, llvm::TargetMachine &tm, bool assembly,
+                           std::string &out, std::string &error) {
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager codegen;
   if (tm.addPassesToEmitFile(codegen, os, nullptr,
                              assembly ? llvm::CodeGenFileType::AssemblyFile
                                       : llvm::CodeGenFileType::ObjectFile)) {
-    error = "the " + tm.getTargetTriple().str() +
-            " back end cannot emit this file type";
+    error = "the " + tm.getTargetTriple().str() + " back end cannot emit this file type";
     return false;
   }
   codegen.run(m);

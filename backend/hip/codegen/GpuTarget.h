@@ -63,19 +63,16 @@ public:
                           const std::vector<KernelParamInfo> &params) const = 0;
   /// The name of a work-group array `var` of `kernel` (PoCL treats an array
   /// as work-group memory only when named `<kernel>.<var>`).
-  virtual std::string localArrayName(const std::string &kernel,
-                                     const std::string &var) const {
+  virtual std::string localArrayName(const std::string &kernel, const std::string &var) const {
     return kernel + "." + var;
   }
 
   /// Optimizes (or not) and emits the finished, verified module as the
   /// target's code; false with `error`.
-  virtual bool emit(llvm::Module &m, std::string &code,
-                    std::string &error) const = 0;
+  virtual bool emit(llvm::Module &m, std::string &code, std::string &error) const = 0;
 
 protected:
-  GpuTarget(std::string name, GpuCodeFormat format)
-      : name_(std::move(name)), format_(format) {}
+  GpuTarget(std::string name, GpuCodeFormat format) : name_(std::move(name)), format_(format) {}
 
 private:
   std::string name_;
@@ -85,25 +82,23 @@ private:
 /// The hooks of `target` ("gfx90a", "gfx942", "sm_80", "sm_90", "spir64");
 /// null with `error` for a target mdl does not compile for, or whose LLVM
 /// back end is missing.
-std::unique_ptr<GpuTarget> makeGpuTarget(const std::string &target,
-                                         std::string &error);
+std::unique_ptr<GpuTarget> makeGpuTarget(const std::string &target, std::string &error);
 
 // The three families (AmdgpuTarget.cpp, NvptxTarget.cpp, Spir64Target.cpp).
-std::unique_ptr<GpuTarget> makeAmdgpuTarget(const std::string &arch,
-                                            std::string &error);
-std::unique_ptr<GpuTarget> makeNvptxTarget(const std::string &arch,
-                                           std::string &error);
+std::unique_ptr<GpuTarget> makeAmdgpuTarget(const std::string &arch, std::string &error);
+std::unique_ptr<GpuTarget> makeNvptxTarget(const std::string &arch, std::string &error);
 std::unique_ptr<GpuTarget> makeSpir64Target();
 
 /// Runs LLVM's O2 pipeline on `m` for the target machine of `tm` (AMDGPU
 /// and NVPTX; spir64 is left unoptimized for PoCL).
 void optimizeModule(llvm::Module &m, llvm::TargetMachine &tm);
 /// A target machine for `triple`, `cpu`, `features`; null with `error`.
-std::unique_ptr<llvm::TargetMachine>
-makeTargetMachine(const std::string &triple, const std::string &cpu,
-                  const std::string &features, std::string &error);
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &triple,
+                                                       const std::string &cpu,
+                                                       const std::string &features,
+                                                       std::string &error);
 /// Emits `m` through `tm` as an object file or assembly text.
-bool emitWithTargetMachine(llvm::Module &m, llvm::TargetMachine &tm,
-                           bool assembly, std::string &out, std::string &error);
+bool emitWithTargetMachine(llvm::Module &m, llvm::TargetMachine &tm, bool assembly,
+                           std::string &out, std::string &error);
 
 } // namespace mdl::backend::hip

@@ -33,17 +33,15 @@ bool GpuModule::finish(std::string &code, std::string &error) {
   std::string problems;
   llvm::raw_string_ostream os(problems);
   if (llvm::verifyModule(*module_, &os)) {
-    error =
-        "internal error: the generated GPU module is not valid: " + os.str();
+    error = "internal error: the generated GPU module is not valid: " + os.str();
     return false;
   }
   return target_.emit(*module_, code, error);
 }
 
-KernelBuilder::KernelBuilder(GpuModule &m, const std::string &name,
-                             unsigned blockX, std::vector<KernelParam> params)
-    : m_(m), name_(name), blockX_(blockX), params_(std::move(params)),
-      b_(m.context()) {
+KernelBuilder::KernelBuilder(GpuModule &m, const std::string &name, unsigned blockX,
+                             std::vector<KernelParam> params)
+    : m_(m), name_(name), blockX_(blockX), params_(std::move(params)), b_(m.context()) {
   const GpuTarget &t = m.target();
   llvm::LLVMContext &c = m.context();
   llvm::Type *ptr = llvm::PointerType::get(c, t.globalSpace());
@@ -53,9 +51,8 @@ KernelBuilder::KernelBuilder(GpuModule &m, const std::string &name,
     if (p.buffer && t.buffersHaveOffsets())
       types.push_back(b_.getInt64Ty());
   }
-  fn_ = llvm::Function::Create(
-      llvm::FunctionType::get(b_.getVoidTy(), types, false),
-      llvm::Function::ExternalLinkage, name_, m.module());
+  fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), types, false),
+                               llvm::Function::ExternalLinkage, name_, m.module());
   fn_->setDoesNotThrow();
   entry_ = llvm::BasicBlock::Create(c, "entry", fn_);
   b_.SetInsertPoint(entry_);
@@ -98,21 +95,19 @@ llvm::Value *KernelBuilder::variable(llvm::Type *t) {
 
 void KernelBuilder::barrier() { m_.target().barrier(b_); }
 
-llvm::Value *KernelBuilder::localArray(llvm::Type *elt, uint64_t n,
-                                       const std::string &var) {
+llvm::Value *KernelBuilder::localArray(llvm::Type *elt, uint64_t n, const std::string &var) {
   auto *ty = llvm::ArrayType::get(elt, n);
-  auto *g = new llvm::GlobalVariable(
-      m_.module(), ty, false, llvm::GlobalValue::InternalLinkage,
-      llvm::UndefValue::get(ty), m_.target().localArrayName(name_, var),
-      nullptr, llvm::GlobalValue::NotThreadLocal, m_.target().localSpace());
+  auto *g = new llvm::GlobalVariable(m_.module(), ty, false, llvm::GlobalValue::InternalLinkage,
+                                     llvm::UndefValue::get(ty),
+                                     m_.target().localArrayName(name_, var), nullptr,
+                                     llvm::GlobalValue::NotThreadLocal, m_.target().localSpace());
   g->setAlignment(llvm::Align(16));
   const llvm::DataLayout &dl = m_.module().getDataLayout();
   sharedBytes_ = (sharedBytes_ + 15) / 16 * 16 + dl.getTypeAllocSize(ty);
   return g;
 }
 
-void KernelBuilder::loop(llvm::Value *begin, llvm::Value *end,
-                         llvm::Value *step,
+void KernelBuilder::loop(llvm::Value *begin, llvm::Value *end, llvm::Value *step,
                          const std::function<void(llvm::Value *)> &body) {
   llvm::LLVMContext &c = context();
   llvm::BasicBlock *pre = b_.GetInsertBlock();
@@ -131,23 +126,18 @@ void KernelBuilder::loop(llvm::Value *begin, llvm::Value *end,
   b_.SetInsertPoint(exit);
 }
 
-void KernelBuilder::forEachPoint(
-    int64_t total, int64_t groups,
-    const std::function<void(llvm::Value *)> &body) {
-  llvm::Value *start =
-      b_.CreateAdd(b_.CreateMul(groupId(0), b_.getInt64(blockX_)), localId_);
-  loop(start, b_.getInt64(uint64_t(total)),
-       b_.getInt64(uint64_t(groups) * blockX_), body);
+void KernelBuilder::forEachPoint(int64_t total, int64_t groups,
+                                 const std::function<void(llvm::Value *)> &body) {
+  llvm::Value *start = b_.CreateAdd(b_.CreateMul(groupId(0), b_.getInt64(blockX_)), localId_);
+  loop(start, b_.getInt64(uint64_t(total)), b_.getInt64(uint64_t(groups) * blockX_), body);
 }
 
 void KernelBuilder::forEachRow(int64_t rows, int64_t groups,
                                const std::function<void(llvm::Value *)> &body) {
-  loop(groupId(0), b_.getInt64(uint64_t(rows)), b_.getInt64(uint64_t(groups)),
-       body);
+  loop(groupId(0), b_.getInt64(uint64_t(rows)), b_.getInt64(uint64_t(groups)), body);
 }
 
-void KernelBuilder::ifThen(llvm::Value *cond,
-                           const std::function<void()> &body) {
+void KernelBuilder::ifThen(llvm::Value *cond, const std::function<void()> &body) {
   llvm::LLVMContext &c = context();
   auto *then = llvm::BasicBlock::Create(c, "then", fn_);
   auto *join = llvm::BasicBlock::Create(c, "join", fn_);
@@ -158,8 +148,7 @@ void KernelBuilder::ifThen(llvm::Value *cond,
   b_.SetInsertPoint(join);
 }
 
-llvm::Value *KernelBuilder::element(llvm::Value *base, llvm::Type *elt,
-                                    llvm::Value *index) {
+llvm::Value *KernelBuilder::element(llvm::Value *base, llvm::Type *elt, llvm::Value *index) {
   return b_.CreateGEP(elt, base, index);
 }
 

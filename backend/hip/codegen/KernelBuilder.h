@@ -86,12 +86,10 @@ public:
             const std::function<void(llvm::Value *)> &body);
   /// Runs `body(i)` for every i < total, spread over `groups` work-groups
   /// of this kernel's block (a grid-stride loop).
-  void forEachPoint(int64_t total, int64_t groups,
-                    const std::function<void(llvm::Value *)> &body);
+  void forEachPoint(int64_t total, int64_t groups, const std::function<void(llvm::Value *)> &body);
   /// Runs `body(row)` for every row < rows, one work-group per row at a
   /// time (`groups` work-groups).
-  void forEachRow(int64_t rows, int64_t groups,
-                  const std::function<void(llvm::Value *)> &body);
+  void forEachRow(int64_t rows, int64_t groups, const std::function<void(llvm::Value *)> &body);
   /// if (cond) body().
   void ifThen(llvm::Value *cond, const std::function<void()> &body);
 

@@ -26,15 +26,13 @@ public:
   }
 
   llvm::Value *localId(llvm::IRBuilder<> &b) const override {
-    return b.CreateZExt(
-        b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {}),
-        b.getInt64Ty());
+    return b.CreateZExt(b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {}),
+                        b.getInt64Ty());
   }
   llvm::Value *groupId(llvm::IRBuilder<> &b, int dim) const override {
-    llvm::Intrinsic::ID id =
-        dim == 0   ? llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x
-        : dim == 1 ? llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y
-                   : llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z;
+    llvm::Intrinsic::ID id = dim == 0   ? llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x
+                             : dim == 1 ? llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y
+                                        : llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z;
     return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty());
   }
   void barrier(llvm::IRBuilder<> &b) const override {
@@ -49,8 +47,7 @@ public:
     auto entry = [&](const char *key, unsigned v) {
       llvm::Metadata *ops[] = {
           llvm::ValueAsMetadata::get(&f), llvm::MDString::get(c, key),
-          llvm::ConstantAsMetadata::get(
-              llvm::ConstantInt::get(llvm::Type::getInt32Ty(c), v))};
+          llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(c), v))};
       ann->addOperand(llvm::MDNode::get(c, ops));
     };
     entry("kernel", 1);
@@ -58,13 +55,11 @@ public:
   }
 
   // PTX names may not hold a '.': `<kernel>_<var>`.
-  std::string localArrayName(const std::string &kernel,
-                             const std::string &var) const override {
+  std::string localArrayName(const std::string &kernel, const std::string &var) const override {
     return kernel + "_" + var;
   }
 
-  bool emit(llvm::Module &m, std::string &code,
-            std::string &error) const override {
+  bool emit(llvm::Module &m, std::string &code, std::string &error) const override {
     optimizeModule(m, *tm_);
     return emitWithTargetMachine(m, *tm_, true, code, error);
   }
@@ -75,8 +70,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<GpuTarget> makeNvptxTarget(const std::string &arch,
-                                           std::string &error) {
+std::unique_ptr<GpuTarget> makeNvptxTarget(const std::string &arch, std::string &error) {
   auto tm = makeTargetMachine(kTriple, arch, "+ptx80", error);
   if (!tm)
     return nullptr;

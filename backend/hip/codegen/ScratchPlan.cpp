@@ -27,9 +27,8 @@ void ScratchPlan::touch(uint32_t slot, uint32_t step) {
 uint64_t ScratchPlan::place() {
   std::vector<size_t> order(slots_.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return slots_[a].bytes > slots_[b].bytes;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return slots_[a].bytes > slots_[b].bytes; });
   std::vector<size_t> placed;
   uint64_t total = 0;
   for (size_t i : order) {

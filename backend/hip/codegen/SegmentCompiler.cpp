@@ -15,14 +15,46 @@
 #include "backend/hip/codegen/SegmentLowering.h"
 #include "backend/hip/codegen/SegmentPrepare.h"
 
+#include "ir/Diagnostics.h"
+
+#include <llvm/Support/ErrorHandling.h>
+
+#include <atomic>
+#include <cstdlib>
 #include <exception>
+#include <mutex>
+#include <unistd.h>
 
 namespace mdl::backend::hip {
 
 namespace {
 
-bool compile(const ir::Operation &segment, const std::string &targetName,
-             std::string &bytes, std::string &error) {
+// The segment being compiled, for the fatal-error handler's location.
+std::atomic<const ir::Operation *> current{nullptr};
+
+// An error LLVM's GPU back ends cannot recover from ends the process; it is
+// reported as mdl reports everything (a code, the segment's line, a reason,
+// exit status 1) rather than with LLVM's bare "LLVM ERROR".
+void installFatalErrorHandler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::install_fatal_error_handler([](void *, const char *reason, bool) {
+      ir::Diagnostic d;
+      d.code = "E0900";
+      if (const ir::Operation *seg = current.load())
+        d.loc = seg->loc;
+      d.message = std::string("internal error in LLVM's GPU code generation: ") + reason +
+                  " (please report this; --fallback and a CPU device run without it)";
+      std::string msg = ir::diagnosticLine(d);
+      ssize_t ignored = ::write(2, msg.data(), msg.size());
+      (void)ignored;
+      std::_Exit(1);
+    });
+  });
+}
+
+bool compile(const ir::Operation &segment, const std::string &targetName, std::string &bytes,
+             std::string &error) {
   std::unique_ptr<GpuTarget> target = makeGpuTarget(targetName, error);
   if (!target)
     return false;
@@ -44,18 +76,21 @@ bool compile(const ir::Operation &segment, const std::string &targetName,
 
 } // namespace
 
-bool compileSegment(const ir::Operation &segment, const std::string &target,
-                    std::string &program, std::string &error) {
+bool compileSegment(const ir::Operation &segment, const std::string &target, std::string &program,
+                    std::string &error) {
+  installFatalErrorHandler();
+  current = &segment;
+  bool ok = false;
   // Nothing thrown inside (LLVM, the standard library) leaves the plugin.
   try {
-    return compile(segment, target, program, error);
+    ok = compile(segment, target, program, error);
   } catch (const std::exception &e) {
-    error =
-        std::string("internal error in the GPU code generator: ") + e.what();
+    error = std::string("internal error in the GPU code generator: ") + e.what();
   } catch (...) {
     error = "internal error in the GPU code generator";
   }
-  return false;
+  current = nullptr;
+  return ok;
 }
 
 } // namespace mdl::backend::hip

@@ -10,7 +10,7 @@ namespace mdl::backend::hip {
 
 /// Compiles `segment` for `target` into the bytes of a GpuProgram; false
 /// with `error` when it cannot.
-bool compileSegment(const ir::Operation &segment, const std::string &target,
-                    std::string &program, std::string &error);
+bool compileSegment(const ir::Operation &segment, const std::string &target, std::string &program,
+                    std::string &error);
 
 } // namespace mdl::backend::hip

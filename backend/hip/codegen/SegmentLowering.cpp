@@ -52,8 +52,7 @@ public:
   bool run(std::string &error) {
     for (auto &arg : region_.args) {
       GpuRef r{GpuRef::Kind::Input, uint32_t(p_.inputs.size()), 0};
-      p_.inputs.push_back(
-          {int32_t(abiDType(arg->type.dtype)), arg->type.sizes()});
+      p_.inputs.push_back({int32_t(abiDType(arg->type.dtype)), arg->type.sizes()});
       views_[arg.get()] = View::dense(r, arg->type);
     }
     const Operation *y = stdlib::terminatorOf(region_);
@@ -88,8 +87,7 @@ public:
       current_ = op.get();
       LowerFn fn = loweringTable().find(op->kind);
       if (!fn) {
-        error = std::string("the GPU code generator has no kernel for '") +
-                opName(op->kind) + "'";
+        error = std::string("the GPU code generator has no kernel for '") + opName(op->kind) + "'";
         return fail(*op, error);
       }
       if (!(this->*fn)(*op, error))
@@ -112,8 +110,7 @@ public:
   bool lowerConstant(const Operation &op, std::string &) {
     const DenseData &d = op.attr("value")->asDense();
     views_[op.result()] =
-        View::dense(constant(std::string(d.bytes.begin(), d.bytes.end())),
-                    op.result()->type);
+        View::dense(constant(std::string(d.bytes.begin(), d.bytes.end())), op.result()->type);
     return true;
   }
 
@@ -121,8 +118,7 @@ public:
   // values, shipped as constant data.
   bool lowerCreation(const Operation &op, std::string &error) {
     const TensorType &t = op.result()->type;
-    if (op.kind == OpKind::Zeros || op.kind == OpKind::Ones ||
-        op.kind == OpKind::Full) {
+    if (op.kind == OpKind::Zeros || op.kind == OpKind::Ones || op.kind == OpKind::Full) {
       uint64_t bytes = 0;
       if (op.kind == OpKind::Ones)
         cpu::fillInt(t.dtype, &bytes, 1, 1);
@@ -137,8 +133,7 @@ public:
       if (out.numElements() > 0)
         launch(
             emitFillKernel(gm_, out,
-                           std::string(reinterpret_cast<const char *>(&bytes),
-                                       dtypeSize(t.dtype))),
+                           std::string(reinterpret_cast<const char *>(&bytes), dtypeSize(t.dtype))),
             opName(op.kind));
       return true;
     }
@@ -147,8 +142,7 @@ public:
       error = *e;
       return false;
     }
-    std::string bytes(static_cast<const char *>(outs[0].raw()),
-                      size_t(t.byteSize()));
+    std::string bytes(static_cast<const char *>(outs[0].raw()), size_t(t.byteSize()));
     views_[op.result()] = View::dense(constant(bytes), t);
     return true;
   }
@@ -161,8 +155,7 @@ public:
     v.shape = rs;
     switch (op.kind) {
     case OpKind::Transpose: {
-      std::vector<int64_t> perm =
-          op.attr("perm") ? op.intListAttr("perm") : std::vector<int64_t>{};
+      std::vector<int64_t> perm = op.attr("perm") ? op.intListAttr("perm") : std::vector<int64_t>{};
       if (perm.empty())
         for (size_t i = x.shape.size(); i-- > 0;)
           perm.push_back(int64_t(i));
@@ -179,21 +172,17 @@ public:
       break;
     }
     case OpKind::Slice: {
-      const auto &start = op.intListAttr("start"),
-                 &stop = op.intListAttr("stop"), &step = op.intListAttr("step"),
-                 &drop = op.intListAttr("drop");
+      const auto &start = op.intListAttr("start"), &stop = op.intListAttr("stop"),
+                 &step = op.intListAttr("step"), &drop = op.intListAttr("drop");
       int64_t base = 0;
       v.strides.clear();
       for (size_t d = 0; d < x.shape.size(); ++d) {
         if (std::find(drop.begin(), drop.end(), int64_t(d)) != drop.end()) {
           int64_t i = start[d] < 0 ? start[d] + x.shape[d] : start[d];
-          base +=
-              std::clamp<int64_t>(i, 0, std::max<int64_t>(x.shape[d] - 1, 0)) *
-              x.strides[d];
+          base += std::clamp<int64_t>(i, 0, std::max<int64_t>(x.shape[d] - 1, 0)) * x.strides[d];
           continue;
         }
-        stdlib::SliceDim s =
-            stdlib::normalizeSliceDim(x.shape[d], start[d], stop[d], step[d]);
+        stdlib::SliceDim s = stdlib::normalizeSliceDim(x.shape[d], start[d], stop[d], step[d]);
         if (s.len > 0)
           base += s.start * x.strides[d];
         v.strides.push_back(s.step * x.strides[d]);
@@ -253,14 +242,11 @@ public:
     if (empty)
       return true; // nothing to compute (an empty reduction: see below)
     GpuLaunch l;
-    ConstantSink sink = [this](const std::string &bytes) {
-      return constant(bytes);
-    };
+    ConstantSink sink = [this](const std::string &bytes) { return constant(bytes); };
     if (!emitFusionKernel(gm_, op, in, out, sink, l, error))
       return false;
     size_t members = op.regions[0]->ops.size() - 1;
-    launch(l, "fusion of " + std::to_string(members) + " operation" +
-                  (members == 1 ? "" : "s"));
+    launch(l, "fusion of " + std::to_string(members) + " operation" + (members == 1 ? "" : "s"));
     return true;
   }
 
@@ -278,8 +264,7 @@ public:
       b.shape.push_back(1);
       b.strides.push_back(0);
     }
-    int64_t m = a.shape[a.shape.size() - 2], k = a.shape.back(),
-            n = b.shape.back();
+    int64_t m = a.shape[a.shape.size() - 2], k = a.shape.back(), n = b.shape.back();
     // The batch: broadcast shapes, each operand's strides over it.
     std::vector<int64_t> ba(a.shape.begin(), a.shape.end() - 2),
         bb(b.shape.begin(), b.shape.end() - 2);
@@ -302,8 +287,7 @@ public:
     if (c.numElements() == 0)
       return true;
     if (k == 0) {
-      launch(emitFillKernel(gm_, c, std::string(dtypeSize(t), '\0')),
-             "matmul (empty sum)");
+      launch(emitFillKernel(gm_, c, std::string(dtypeSize(t), '\0')), "matmul (empty sum)");
       return true;
     }
     GpuGemm g;
@@ -337,8 +321,7 @@ public:
     };
     // Whether a [m, k] part is readable with a leading dimension: returns
     // transposed-ness and ld, or false.
-    auto matrix = [](const View &v, int64_t rows, int64_t cols, bool &trans,
-                     int64_t &ld) {
+    auto matrix = [](const View &v, int64_t rows, int64_t cols, bool &trans, int64_t &ld) {
       int64_t sr = v.strides[v.strides.size() - 2], sc = v.strides.back();
       if ((cols == 1 || sc == 1) && (rows == 1 || sr >= cols)) {
         trans = false;
@@ -352,9 +335,8 @@ public:
       }
       return false;
     };
-    auto prepare = [&](View v, std::vector<int64_t> s, int64_t rows,
-                       int64_t cols, bool &trans, int64_t &ld,
-                       int64_t &stride) {
+    auto prepare = [&](View v, std::vector<int64_t> s, int64_t rows, int64_t cols, bool &trans,
+                       int64_t &ld, int64_t &stride) {
       if (!flatStride(s, stride) || !matrix(v, rows, cols, trans, ld)) {
         // A contiguous copy of the operand over the whole batch.
         View full = v;
@@ -380,8 +362,7 @@ public:
     GpuStep s;
     s.kind = GpuStep::Kind::Gemm;
     s.gemm = g;
-    s.what = "matmul " + shapeText(op.operands[0]->type) + " x " +
-             shapeText(op.operands[1]->type);
+    s.what = "matmul " + shapeText(op.operands[0]->type) + " x " + shapeText(op.operands[1]->type);
     addStep(std::move(s));
     return true;
   }
@@ -396,8 +377,7 @@ public:
       View src = views_.at(v);
       View dst = out;
       int64_t width = stack ? 1 : src.shape[size_t(axis)];
-      dst.ref.offset +=
-          at * out.strides[size_t(axis)] * int64_t(dtypeSize(out.dtype));
+      dst.ref.offset += at * out.strides[size_t(axis)] * int64_t(dtypeSize(out.dtype));
       if (stack) {
         dst.shape.erase(dst.shape.begin() + axis);
         dst.strides.erase(dst.strides.begin() + axis);
@@ -421,15 +401,14 @@ public:
     else
       cpu::fillValue(out.dtype, &bytes, 1, op.floatAttr("value", 0));
     if (out.numElements() > 0)
-      launch(emitFillKernel(gm_, out,
-                            std::string(reinterpret_cast<const char *>(&bytes),
-                                        dtypeSize(out.dtype))),
-             "pad (border)");
+      launch(
+          emitFillKernel(gm_, out,
+                         std::string(reinterpret_cast<const char *>(&bytes), dtypeSize(out.dtype))),
+          "pad (border)");
     View inner = out;
     inner.shape = x.shape;
     for (size_t d = 0; d < x.shape.size(); ++d)
-      inner.ref.offset +=
-          w[2 * d] * out.strides[d] * int64_t(dtypeSize(out.dtype));
+      inner.ref.offset += w[2 * d] * out.strides[d] * int64_t(dtypeSize(out.dtype));
     if (inner.numElements() > 0)
       copyView(inner, x, "pad");
     return true;
@@ -453,9 +432,7 @@ public:
     std::vector<int64_t> axes;
     if (op.attr("axis")) {
       const Attribute *a = op.attr("axis");
-      axes = a->kind() == Attribute::Kind::Int
-                 ? std::vector<int64_t>{a->asInt()}
-                 : a->asIntList();
+      axes = a->kind() == Attribute::Kind::Int ? std::vector<int64_t>{a->asInt()} : a->asIntList();
     } else {
       axes.resize(x.shape.size());
       std::iota(axes.begin(), axes.end(), 0);
@@ -479,14 +456,12 @@ public:
       // An empty product is 1; argmax of nothing is refused by the CPU.
       uint64_t one = 0;
       cpu::fillInt(out.dtype, &one, 1, 1);
-      launch(emitFillKernel(gm_, out,
-                            std::string(reinterpret_cast<const char *>(&one),
-                                        dtypeSize(out.dtype))),
+      launch(emitFillKernel(
+                 gm_, out, std::string(reinterpret_cast<const char *>(&one), dtypeSize(out.dtype))),
              opName(op.kind));
       return true;
     }
-    launch(emitArgReduceKernel(gm_, op.kind, out, t, int(axes.size())),
-           opName(op.kind));
+    launch(emitArgReduceKernel(gm_, op.kind, out, t, int(axes.size())), opName(op.kind));
     return true;
   }
 
@@ -500,8 +475,7 @@ public:
     if (out.numElements() > 0)
       launch(emitConvKernel(gm_, out, x, views_.at(op.operands[1]), stride[0], stride[1],
                             padding[0], padding[1]),
-             "conv2d " + shapeText(op.operands[0]->type) + " * " +
-                 shapeText(op.operands[1]->type));
+             "conv2d " + shapeText(op.operands[0]->type) + " * " + shapeText(op.operands[1]->type));
     return true;
   }
 
@@ -512,8 +486,8 @@ public:
     std::vector<int64_t> size = pairAttr(op, "size", {1, 1}), stride = pairAttr(op, "stride", size);
     View out = result(op);
     if (out.numElements() > 0)
-      launch(emitPoolKernel(gm_, op.kind == OpKind::MaxPool2d, out, x, size[0], size[1],
-                            stride[0], stride[1]),
+      launch(emitPoolKernel(gm_, op.kind == OpKind::MaxPool2d, out, x, size[0], size[1], stride[0],
+                            stride[1]),
              opName(op.kind));
     return true;
   }
@@ -539,8 +513,7 @@ private:
 
   bool fail(const Operation &op, std::string &error) {
     if (op.loc.line > 0)
-      error = std::to_string(op.loc.line) + ":" + std::to_string(op.loc.col) +
-              ": " + error;
+      error = std::to_string(op.loc.line) + ":" + std::to_string(op.loc.col) + ": " + error;
     return false;
   }
 
@@ -556,8 +529,7 @@ private:
       placed_[it->second] = true;
       r = {GpuRef::Kind::Output, it->second, 0};
     } else {
-      r = {GpuRef::Kind::Scratch, scratch_.add(uint64_t(v->type.byteSize())),
-           0};
+      r = {GpuRef::Kind::Scratch, scratch_.add(uint64_t(v->type.byteSize())), 0};
     }
     View view = View::dense(r, v->type);
     views_[v] = view;
@@ -570,8 +542,7 @@ private:
     dst.shape = src.shape;
     dst.strides = rowMajor(src.shape);
     dst.ref = {GpuRef::Kind::Scratch,
-               scratch_.add(uint64_t(src.numElements()) * dtypeSize(src.dtype)),
-               0};
+               scratch_.add(uint64_t(src.numElements()) * dtypeSize(src.dtype)), 0};
     if (dst.numElements() > 0)
       copyView(dst, src, "materialized view");
     return dst;
@@ -581,8 +552,7 @@ private:
     if (dst.contiguous() && src.contiguous()) {
       GpuStep s;
       s.kind = GpuStep::Kind::Copy;
-      s.copy = {dst.ref, src.ref,
-                uint64_t(dst.numElements()) * dtypeSize(dst.dtype)};
+      s.copy = {dst.ref, src.ref, uint64_t(dst.numElements()) * dtypeSize(dst.dtype)};
       s.what = what;
       if (s.copy.bytes > 0)
         addStep(std::move(s));
@@ -666,20 +636,18 @@ private:
 
 LoweringTable::LoweringTable() : fns_(size_t(kNumOpKinds), nullptr) {
   add({OpKind::Constant}, &Lowering::lowerConstant);
-  add({OpKind::Zeros, OpKind::Ones, OpKind::Full, OpKind::Arange,
-       OpKind::RandomNormal, OpKind::RandomUniform},
+  add({OpKind::Zeros, OpKind::Ones, OpKind::Full, OpKind::Arange, OpKind::RandomNormal,
+       OpKind::RandomUniform},
       &Lowering::lowerCreation);
-  add({OpKind::Reshape, OpKind::BroadcastTo, OpKind::Transpose,
-       OpKind::ExpandDims, OpKind::Squeeze, OpKind::Slice},
+  add({OpKind::Reshape, OpKind::BroadcastTo, OpKind::Transpose, OpKind::ExpandDims, OpKind::Squeeze,
+       OpKind::Slice},
       &Lowering::lowerView);
   add({OpKind::Fusion}, &Lowering::lowerFusion);
   add({OpKind::Matmul}, &Lowering::lowerMatmul);
   add({OpKind::Concat, OpKind::Stack}, &Lowering::lowerConcat);
   add({OpKind::Pad}, &Lowering::lowerPad);
-  add({OpKind::Gather, OpKind::Embedding, OpKind::DynamicIndex},
-      &Lowering::lowerGather);
-  add({OpKind::Argmax, OpKind::Argmin, OpKind::Prod},
-      &Lowering::lowerArgReduce);
+  add({OpKind::Gather, OpKind::Embedding, OpKind::DynamicIndex}, &Lowering::lowerGather);
+  add({OpKind::Argmax, OpKind::Argmin, OpKind::Prod}, &Lowering::lowerArgReduce);
   add({OpKind::Conv2d}, &Lowering::lowerConv);
   add({OpKind::MaxPool2d, OpKind::AvgPool2d}, &Lowering::lowerPool);
 }
@@ -708,8 +676,8 @@ bool generatorLowers(OpKind kind) {
   case stdlib::OpClass::ElementwiseOther:
     return true;
   default:
-    return stdlib::isRowReduction(kind) || kind == OpKind::Softmax ||
-           kind == OpKind::LogSoftmax || kind == OpKind::Layernorm;
+    return stdlib::isRowReduction(kind) || kind == OpKind::Softmax || kind == OpKind::LogSoftmax ||
+           kind == OpKind::Layernorm;
   }
 }
 

@@ -25,8 +25,8 @@ namespace mdl::backend::hip {
 
 /// Lowers the prepared `segment` into `program`'s steps, kernels (into
 /// `gm`), inputs, outputs, scratch and constants; false with `error`.
-bool lowerSegment(const ir::Operation &segment, GpuModule &gm,
-                  GpuProgram &program, std::string &error);
+bool lowerSegment(const ir::Operation &segment, GpuModule &gm, GpuProgram &program,
+                  std::string &error);
 
 /// The operation kinds lowerSegment has a lowering for (GpuOps.cpp's table
 /// must say the same; a unit test checks it).

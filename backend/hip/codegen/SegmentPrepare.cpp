@@ -21,8 +21,7 @@ namespace {
 /// shipped in the program.
 constexpr int64_t kMaxFoldedBytes = int64_t(16) << 20;
 
-std::unique_ptr<Operation> makeOp(OpKind k, const Operation &like,
-                                  std::vector<Value *> operands,
+std::unique_ptr<Operation> makeOp(OpKind k, const Operation &like, std::vector<Value *> operands,
                                   const TensorType &type) {
   auto op = std::make_unique<Operation>(k, like.loc);
   op->operands = std::move(operands);
@@ -50,8 +49,7 @@ void trailingReductions(Region &r) {
     }
     Value *x = op.operands[0];
     int rank = x->type.rank();
-    std::vector<int64_t> axes =
-        op.attr("axis") ? op.intListAttr("axis") : std::vector<int64_t>{};
+    std::vector<int64_t> axes = op.attr("axis") ? op.intListAttr("axis") : std::vector<int64_t>{};
     if (rank == 0 || (op.attr("axis") && axes.empty())) {
       // Nothing reduced: the value itself (in the result's type).
       Value *result = x;
@@ -84,11 +82,9 @@ void trailingReductions(Region &r) {
       perm.push_back(a);
     for (int64_t p : perm)
       tsizes.push_back(sizes[size_t(p)]);
-    auto t = makeOp(OpKind::Transpose, op, {x},
-                    TensorType::of(x->type.dtype, tsizes));
+    auto t = makeOp(OpKind::Transpose, op, {x}, TensorType::of(x->type.dtype, tsizes));
     t->setAttr("perm", Attribute::intList(perm));
-    std::vector<int64_t> kept(tsizes.begin(), tsizes.end() - long(axes.size())),
-        newAxes;
+    std::vector<int64_t> kept(tsizes.begin(), tsizes.end() - long(axes.size())), newAxes;
     for (size_t i = 0; i < axes.size(); ++i)
       newAxes.push_back(rank - int64_t(axes.size()) + int64_t(i));
     DType rt = op.results[0]->type.dtype;
@@ -126,8 +122,8 @@ void lastAxisComposites(Region &r) {
     for (Value *&v : op.operands)
       if (auto it = map.find(v); it != map.end())
         v = it->second;
-    bool composite = op.kind == OpKind::Softmax || op.kind == OpKind::LogSoftmax ||
-                     op.kind == OpKind::Layernorm;
+    bool composite =
+        op.kind == OpKind::Softmax || op.kind == OpKind::LogSoftmax || op.kind == OpKind::Layernorm;
     if (!composite || op.operands.empty() || op.results.size() != 1) {
       out.push_back(std::move(opPtr));
       continue;
@@ -203,9 +199,8 @@ Tensor tensorOf(const DenseData &d) {
 void foldConstants(Region &r) {
   for (auto &opPtr : r.ops) {
     Operation &op = *opPtr;
-    if (op.kind == OpKind::Constant || !stdlib::hasKernel(op.kind) ||
-        stdlib::isView(op.kind) || stdlib::isTransfer(op.kind) ||
-        stdlib::isOrchestration(op.kind) || op.results.size() != 1 ||
+    if (op.kind == OpKind::Constant || !stdlib::hasKernel(op.kind) || stdlib::isView(op.kind) ||
+        stdlib::isTransfer(op.kind) || stdlib::isOrchestration(op.kind) || op.results.size() != 1 ||
         !op.regions.empty())
       continue;
     // Small creations stay: fused loops compute them in registers.
@@ -243,8 +238,7 @@ void wrapElementwise(Region &r) {
     stdlib::OpClass cls = stdlib::opInfo(op.kind).cls;
     bool elementwise =
         stdlib::opInfo(op.kind).dialect == stdlib::Dialect::Core &&
-        (cls == stdlib::OpClass::ElementwiseUnary ||
-         cls == stdlib::OpClass::ElementwiseBinary ||
+        (cls == stdlib::OpClass::ElementwiseUnary || cls == stdlib::OpClass::ElementwiseBinary ||
          cls == stdlib::OpClass::Comparison || cls == stdlib::OpClass::Logic ||
          cls == stdlib::OpClass::ElementwiseOther);
     if (!elementwise || op.results.size() != 1)
@@ -285,8 +279,7 @@ void wrapElementwise(Region &r) {
 
 } // namespace
 
-bool prepareSegment(const Operation &segment, PreparedSegment &out,
-                    std::string &error) {
+bool prepareSegment(const Operation &segment, PreparedSegment &out, std::string &error) {
   if (segment.kind != OpKind::Segment || segment.regions.size() != 1) {
     error = "not a segment";
     return false;
@@ -302,8 +295,7 @@ bool prepareSegment(const Operation &segment, PreparedSegment &out,
   }
   for (const auto &arg : segment.regions[0]->args)
     if (!arg->type.isStatic()) {
-      error =
-          "a segment input of type " + arg->type.str() + " has no static shape";
+      error = "a segment input of type " + arg->type.str() + " has no static shape";
       return false;
     }
   Operation *copy = f->body->push(cloneOp(segment, map));

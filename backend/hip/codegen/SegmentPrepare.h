@@ -31,7 +31,6 @@ struct PreparedSegment {
 };
 
 /// Prepares a copy of `segment`; false with `error`.
-bool prepareSegment(const ir::Operation &segment, PreparedSegment &out,
-                    std::string &error);
+bool prepareSegment(const ir::Operation &segment, PreparedSegment &out, std::string &error);
 
 } // namespace mdl::backend::hip

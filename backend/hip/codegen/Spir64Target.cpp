@@ -23,15 +23,12 @@ namespace mdl::backend::hip {
 namespace {
 
 constexpr const char *kTriple = "spir64-unknown-unknown";
-constexpr const char *kLayout =
-    "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-"
-    "v512:512-v1024:1024-n8:16:32:64";
+constexpr const char *kLayout = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-"
+                                "v512:512-v1024:1024-n8:16:32:64";
 constexpr unsigned kClkLocalMemFence = 1;
 
-llvm::FunctionCallee builtin(llvm::IRBuilder<> &b, const char *name,
-                             llvm::Type *ret,
-                             llvm::ArrayRef<llvm::Type *> params,
-                             bool convergent) {
+llvm::FunctionCallee builtin(llvm::IRBuilder<> &b, const char *name, llvm::Type *ret,
+                             llvm::ArrayRef<llvm::Type *> params, bool convergent) {
   llvm::Module *m = b.GetInsertBlock()->getModule();
   llvm::FunctionCallee f =
       m->getOrInsertFunction(name, llvm::FunctionType::get(ret, params, false));
@@ -54,8 +51,7 @@ llvm::CallInst *callBuiltin(llvm::IRBuilder<> &b, llvm::FunctionCallee f,
 // Removes what an LLVM 15 bitcode reader would refuse or misread.
 void legalizeForLlvm15(llvm::Module &m) {
   for (llvm::Function &f : m) {
-    bool convergent = f.isConvergent(),
-         inl = f.hasFnAttribute(llvm::Attribute::AlwaysInline),
+    bool convergent = f.isConvergent(), inl = f.hasFnAttribute(llvm::Attribute::AlwaysInline),
          noinl = f.hasFnAttribute(llvm::Attribute::NoInline);
     f.setAttributes(llvm::AttributeList());
     f.setDoesNotThrow();
@@ -94,13 +90,11 @@ public:
   bool buffersHaveOffsets() const override { return true; }
 
   llvm::Value *localId(llvm::IRBuilder<> &b) const override {
-    auto f = builtin(b, "_Z12get_local_idj", b.getInt64Ty(), {b.getInt32Ty()},
-                     false);
+    auto f = builtin(b, "_Z12get_local_idj", b.getInt64Ty(), {b.getInt32Ty()}, false);
     return callBuiltin(b, f, {b.getInt32(0)});
   }
   llvm::Value *groupId(llvm::IRBuilder<> &b, int dim) const override {
-    auto f = builtin(b, "_Z12get_group_idj", b.getInt64Ty(), {b.getInt32Ty()},
-                     false);
+    auto f = builtin(b, "_Z12get_group_idj", b.getInt64Ty(), {b.getInt32Ty()}, false);
     return callBuiltin(b, f, {b.getInt32(uint32_t(dim))});
   }
   void barrier(llvm::IRBuilder<> &b) const override {
@@ -113,8 +107,7 @@ public:
     f.setCallingConv(llvm::CallingConv::SPIR_KERNEL);
     llvm::LLVMContext &c = f.getContext();
     auto i32 = [&](unsigned v) {
-      return llvm::ConstantAsMetadata::get(
-          llvm::ConstantInt::get(llvm::Type::getInt32Ty(c), v));
+      return llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(c), v));
     };
     std::vector<llvm::Metadata *> space, access, type, qual, names;
     // Every buffer is a `char *` (the kernel computes element addresses
@@ -152,8 +145,6 @@ public:
 
 } // namespace
 
-std::unique_ptr<GpuTarget> makeSpir64Target() {
-  return std::make_unique<Spir64Target>();
-}
+std::unique_ptr<GpuTarget> makeSpir64Target() { return std::make_unique<Spir64Target>(); }
 
 } // namespace mdl::backend::hip
