@@ -129,11 +129,19 @@ void KernelBuilder::loop(llvm::Value *begin, llvm::Value *end, llvm::Value *step
 void KernelBuilder::forEachPoint(int64_t total, int64_t groups,
                                  const std::function<void(llvm::Value *)> &body) {
   llvm::Value *start = b_.CreateAdd(b_.CreateMul(groupId(0), b_.getInt64(blockX_)), localId_);
-  loop(start, b_.getInt64(uint64_t(total)), b_.getInt64(uint64_t(groups) * blockX_), body);
+  llvm::Value *end = b_.getInt64(uint64_t(total));
+  // One point per thread when the grid covers them all: no loop, which
+  // OpenCL's CPU implementations vectorize across work-items.
+  if (groups * int64_t(blockX_) >= total)
+    ifThen(b_.CreateICmpSLT(start, end), [&] { body(start); });
+  else
+    loop(start, end, b_.getInt64(uint64_t(groups) * blockX_), body);
 }
 
 void KernelBuilder::forEachRow(int64_t rows, int64_t groups,
                                const std::function<void(llvm::Value *)> &body) {
+  // Always a loop (of one trip when the grid covers the rows): barriers under
+  // a branch, uniform as it would be, crash PoCL's work-group compiler.
   loop(groupId(0), b_.getInt64(uint64_t(rows)), b_.getInt64(uint64_t(groups)), body);
 }
 

@@ -115,9 +115,10 @@ private:
 
 /// Threads per work-group of the element-wise and row kernels.
 inline constexpr unsigned kBlock = 256;
-/// The most work-groups an element-wise kernel launches (a grid-stride
-/// loop covers the rest).
-inline constexpr int64_t kMaxGroups = 4096;
+/// The most work-groups a kernel launches: up to this many, one thread per
+/// point (or one work-group per row); beyond, grid-stride loops cover the
+/// rest.
+inline constexpr int64_t kMaxGroups = int64_t(1) << 20;
 
 /// Work-groups for `total` points of `block` threads each.
 int64_t groupsFor(int64_t total, unsigned block = kBlock);
