@@ -346,6 +346,8 @@ int runCommand(const DriverOptions &o) {
               << " bytes (" << s.unsharedIntermediateBytes << " without reuse)";
     for (auto &[d, bytes] : s.deviceIntermediateBytes)
       std::cerr << ", " << c.placed->devices[size_t(d)].name << " " << bytes << " bytes";
+    if (s.inPlaceUpdates > 0)
+      std::cerr << "; " << s.inPlaceUpdates << " in-place updates";
     std::cerr << "\n";
   }
   return exitCode(c);

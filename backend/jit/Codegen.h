@@ -42,6 +42,25 @@ inline const char *const kInterruptSymbol = "mdl.interrupt";
 bool emitFunction(llvm::Module &mod, const ir::Module &m, const ir::Function &f,
                   const FunctionPlan &plan, std::string &error);
 
+/// What the code of an operation computed inline (InlineOps.h) needs from
+/// the function being emitted.
+class HostValues {
+public:
+  virtual ~HostValues() = default;
+  /// The address of a value's first element (host memory).
+  virtual llvm::Value *address(const ir::Value *v) = 0;
+  /// An integer scalar as an i64 (sign-extended; u8 and bool zero-extended).
+  virtual llvm::Value *index(const ir::Value *v) = 0;
+  /// Copies `src` into `dest`'s buffer, unless the plan put both in one place.
+  virtual void copy(const ir::Value *dest, const ir::Value *src) = 0;
+  /// Calls the operation's CPU kernel; the function returns if it fails.
+  virtual void kernel(const ir::Operation &op) = 0;
+};
+
+/// Emits an operation the host program computes itself (inlineOp(kind) is
+/// its entry) at the builder's position (IndexCodegen.cpp).
+void emitInlineOp(llvm::IRBuilder<> &b, const ir::Operation &op, HostValues &values);
+
 /// A compiled fusion: kernel(env, begin, end) computes the points
 /// [begin, end) of its first loop; env holds the input pointers, then the
 /// output pointers.

@@ -32,7 +32,7 @@ using namespace ir;
 namespace {
 
 /// Changes whenever generated code changes meaning: part of every cache key.
-constexpr const char *kCodegenVersion = "mdl-jit-4"; // 3: interrupt checks at loop back-edges; 4: typed device copies
+constexpr const char *kCodegenVersion = "mdl-jit-5"; // 3: interrupt checks at loop back-edges; 4: typed device copies; 5: in-place updates, inline indexing
 
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t0) {
@@ -205,6 +205,7 @@ bool JitRunner::Impl::compile() {
     ++stats.functions;
     stats.peakIntermediateBytes += plan.arenaBytes.count(-1) ? plan.arenaBytes.at(-1) : 0;
     stats.unsharedIntermediateBytes += plan.unsharedBytes;
+    stats.inPlaceUpdates += int(plan.inPlace.size());
     for (auto &[sp, bytes] : plan.arenaBytes)
       if (sp >= 0)
         stats.deviceIntermediateBytes[sp] += bytes;

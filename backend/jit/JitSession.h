@@ -48,6 +48,7 @@ struct JitStats {
   int compiled = 0;      // ... compiled now
   int cached = 0;        // ... taken from the cache (memory or disk)
   int fusions = 0;       // loop kernels generated
+  int inPlaceUpdates = 0; // updates computed in their operand's buffer (BufferPlan.h)
   /// Host arena bytes of all function instances (intermediates after
   /// sharing), and what they would take without sharing.
   int64_t peakIntermediateBytes = 0;
@@ -75,7 +76,7 @@ public:
 
 /// Changes whenever this interface or a type it names changes layout: the
 /// loader refuses a library built for another.
-constexpr int kJitInterfaceVersion = 4;
+constexpr int kJitInterfaceVersion = 5; // 5: JitStats::inPlaceUpdates
 
 /// The library's one export (C linkage): a session for `m` (partitioned,
 /// canonicalized and fused; it and `devices` must outlive the session),
