@@ -14,6 +14,7 @@
 // values are copied where the buffer plan could not compute them in place.
 #include "backend/jit/Codegen.h"
 #include "backend/jit/InlineOps.h"
+#include "backend/jit/KernelUnits.h"
 #include "backend/jit/Runtime.h"
 #include "stdlib/Registry.h"
 #include "backend/jit/BufferPlan.h"
@@ -47,8 +48,10 @@ constexpr int64_t kInlineCopy = 1 << 16;
 
 class HostEmitter : public HostValues {
 public:
-  HostEmitter(llvm::Module &mod, const Module &m, const Function &f, const FunctionPlan &plan)
-      : mod_(mod), c_(mod.getContext()), b_(c_), eb_(c_), m_(m), f_(f), plan_(plan) {
+  HostEmitter(llvm::Module &mod, const Module &m, const Function &f, const FunctionPlan &plan,
+              const std::unordered_map<const Operation *, std::string> &shared)
+      : mod_(mod), c_(mod.getContext()), b_(c_), eb_(c_), m_(m), f_(f), plan_(plan),
+        shared_(shared) {
     ptr_ = llvm::PointerType::getUnqual(c_);
     i32_ = b_.getInt32Ty();
     i64_ = b_.getInt64Ty();
@@ -457,11 +460,17 @@ private:
   }
 
   bool emitFusion(const Operation &op, std::string &error) {
-    std::vector<std::vector<int64_t>> strides;
-    for (const ir::Value *v : op.operands)
-      strides.push_back(plan_.loc(v).strides);
-    std::string name = "mdl.k" + std::to_string(kernels_++);
-    FusionKernel k = emitFusionKernel(mod_, op, strides, name, error);
+    std::vector<std::vector<int64_t>> strides = fusionStrides(op, plan_);
+    FusionKernel k;
+    if (auto it = shared_.find(&op); it != shared_.end()) {
+      // Compiled in a kernel unit: declared here, once per module.
+      if (!declared_.count(it->second))
+        declared_[it->second] =
+            emitFusionKernel(mod_, op, strides, it->second, error, KernelLinkage::Declaration);
+      k = declared_[it->second];
+    } else {
+      k = emitFusionKernel(mod_, op, strides, "mdl.k" + std::to_string(kernels_++), error);
+    }
     if (!k.fn)
       return false;
     std::vector<Value *> ptrs = addresses(op.operands);
@@ -540,6 +549,8 @@ private:
   llvm::PointerType *ptr_;
   llvm::IntegerType *i32_, *i64_;
   llvm::BasicBlock *errorBlock_ = nullptr;
+  const std::unordered_map<const Operation *, std::string> &shared_;
+  std::unordered_map<std::string, FusionKernel> declared_;
   std::unordered_map<int, Value *> bases_;
   int kernels_ = 0;
 };
@@ -547,8 +558,9 @@ private:
 } // namespace
 
 bool emitFunction(llvm::Module &mod, const Module &m, const Function &f, const FunctionPlan &plan,
+                  const std::unordered_map<const Operation *, std::string> &shared,
                   std::string &error) {
-  return HostEmitter(mod, m, f, plan).run(error);
+  return HostEmitter(mod, m, f, plan, shared).run(error);
 }
 
 } // namespace mdl::backend::jit

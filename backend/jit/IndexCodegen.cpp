@@ -26,14 +26,18 @@ using namespace ir;
 using llvm::Value;
 
 const InlineOpInfo *inlineOp(OpKind kind) {
-  static const InlineOpInfo slice{1u << 0, false};   // x
-  static const InlineOpInfo update{1u << 1, false};  // the update; x may be a view
-  static const InlineOpInfo index{1u << 0, true};    // x; the kernel reports a bad index
+  static const InlineOpInfo slice{1u << 0, false};  // x
+  static const InlineOpInfo update{1u << 1, false}; // the update; x may be a view
+  static const InlineOpInfo index{1u << 0, true};   // x; the kernel reports a bad index
   switch (kind) {
-  case OpKind::DynamicSlice: return &slice;
-  case OpKind::DynamicUpdateSlice: return &update;
-  case OpKind::DynamicIndex: return &index;
-  default: return nullptr;
+  case OpKind::DynamicSlice:
+    return &slice;
+  case OpKind::DynamicUpdateSlice:
+    return &update;
+  case OpKind::DynamicIndex:
+    return &index;
+  default:
+    return nullptr;
   }
 }
 
@@ -62,7 +66,8 @@ void copySlice(llvm::IRBuilder<> &b, const std::vector<int64_t> &full,
   int64_t run = 1;
   for (int d = std::max(last, 0); d < int(slice.size()); ++d)
     run *= slice[size_t(d)];
-  Value *fullBase = b.CreateGEP(b.getInt8Ty(), fullPtr, b.CreateMul(offset, b.getInt64(uint64_t(elem))));
+  Value *fullBase =
+      b.CreateGEP(b.getInt8Ty(), fullPtr, b.CreateMul(offset, b.getInt64(uint64_t(elem))));
   // Loops over the axes before it (a row of a matrix needs none).
   std::vector<int> outer;
   for (int d = 0; d < last; ++d)
@@ -112,9 +117,9 @@ std::vector<Value *> clampedStarts(llvm::IRBuilder<> &b, HostValues &values,
                                    const std::vector<int64_t> &slice) {
   std::vector<Value *> starts;
   for (size_t d = 0; d < full.size(); ++d)
-    starts.push_back(full[d] == slice[d] ? b.getInt64(0)
-                                         : clampStart(b, values.index(operands[first + d]),
-                                                      full[d], slice[d]));
+    starts.push_back(full[d] == slice[d]
+                         ? b.getInt64(0)
+                         : clampStart(b, values.index(operands[first + d]), full[d], slice[d]));
   return starts;
 }
 
@@ -142,7 +147,8 @@ void emitInlineOp(llvm::IRBuilder<> &b, const Operation &op, HostValues &values)
   default: { // dynamic_index
     int64_t axis = op.intAttr("axis", 0), n = xs[size_t(axis)];
     Value *i = values.index(op.operands[1]);
-    i = b.CreateSelect(b.CreateICmpSLT(i, b.getInt64(0)), b.CreateAdd(i, b.getInt64(uint64_t(n))), i);
+    i = b.CreateSelect(b.CreateICmpSLT(i, b.getInt64(0)), b.CreateAdd(i, b.getInt64(uint64_t(n))),
+                       i);
     llvm::Function *fn = b.GetInsertBlock()->getParent();
     llvm::LLVMContext &c = b.getContext();
     auto *fast = llvm::BasicBlock::Create(c, "index.ok", fn);

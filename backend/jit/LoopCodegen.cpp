@@ -46,9 +46,10 @@ int opCost(const Operation &op) { return stdlib::opInfo(op.kind).cost; }
 class LoopEmitter {
 public:
   LoopEmitter(llvm::Module &mod, const Operation &fusion,
-              const std::vector<std::vector<int64_t>> &inputStrides, std::string name)
+              const std::vector<std::vector<int64_t>> &inputStrides, std::string name,
+              KernelLinkage linkage)
       : mod_(mod), c_(mod.getContext()), b_(c_), fusion_(fusion), region_(*fusion.regions[0]),
-        inputStrides_(inputStrides), name_(std::move(name)) {}
+        inputStrides_(inputStrides), name_(std::move(name)), linkage_(linkage) {}
 
   FusionKernel run(std::string &error) {
     auto dom = passes::fusionDomain(fusion_);
@@ -80,6 +81,14 @@ public:
     // A kernel that always runs whole loops over constant bounds: LLVM then
     // knows every trip count (no remainder loops, less code to compile).
     ranged_ = k.parallel;
+    if (linkage_ == KernelLinkage::Declaration) {
+      auto *ptrTy = llvm::PointerType::getUnqual(c_);
+      auto *kTy = llvm::FunctionType::get(b_.getVoidTy(), {ptrTy, b_.getInt64Ty(), b_.getInt64Ty()},
+                                          false);
+      k.fn = llvm::Function::Create(kTy, llvm::Function::ExternalLinkage, name_, mod_);
+      k.fn->addFnAttr(llvm::Attribute::NoUnwind);
+      return k;
+    }
     k.fn = emit(error);
     return k;
   }
@@ -223,7 +232,11 @@ private:
 
     // The kernel: unpacks the pointers and calls the body (inlined).
     auto *kTy = llvm::FunctionType::get(b_.getVoidTy(), {ptrTy, i64, i64}, false);
-    llvm::Function *k = llvm::Function::Create(kTy, llvm::Function::InternalLinkage, name_, mod_);
+    llvm::Function *k = llvm::Function::Create(kTy,
+                                               linkage_ == KernelLinkage::Shared
+                                                   ? llvm::Function::ExternalLinkage
+                                                   : llvm::Function::InternalLinkage,
+                                               name_, mod_);
     k->addFnAttr(llvm::Attribute::NoUnwind);
     b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", k));
     std::vector<Value *> args;
@@ -524,14 +537,15 @@ private:
   std::vector<Value *> ptrs_;
   Value *begin_ = nullptr, *end_ = nullptr;
   std::unordered_map<const Operation *, Value *> reduced_;
+  KernelLinkage linkage_;
 };
 
 } // namespace
 
 FusionKernel emitFusionKernel(llvm::Module &mod, const Operation &fusion,
                               const std::vector<std::vector<int64_t>> &inputStrides,
-                              const std::string &name, std::string &error) {
-  return LoopEmitter(mod, fusion, inputStrides, name).run(error);
+                              const std::string &name, std::string &error, KernelLinkage linkage) {
+  return LoopEmitter(mod, fusion, inputStrides, name, linkage).run(error);
 }
 
 } // namespace mdl::backend::jit
