@@ -449,7 +449,7 @@ private:
           view(op);
           break;
         }
-        if (const InlineOpInfo *io = inlineOp(op.kind);
+        if (const InlineOpInfo *io = inlineOp(op);
             io && space(op.results[0].get()) < 0) {
           for (size_t i = 0; i < op.operands.size(); ++i)
             if (i < 32 && (io->contiguous >> i & 1u))

@@ -62,8 +62,8 @@ public:
   virtual void kernel(const ir::Operation &op) = 0;
 };
 
-/// Emits an operation the host program computes itself (inlineOp(kind) is
-/// its entry) at the builder's position (IndexCodegen.cpp).
+/// Emits an operation the host program computes itself (inlineOp(op) is
+/// not null) at the builder's position (IndexCodegen.cpp).
 void emitInlineOp(llvm::IRBuilder<> &b, const ir::Operation &op, HostValues &values);
 
 /// A compiled fusion: kernel(env, begin, end) computes the points

@@ -1,16 +1,17 @@
 // Host code for the indexing operations the JIT computes itself
 // (InlineOps.h): dynamic_slice and dynamic_update_slice with their starts
-// clamped as XLA clamps them (and as the CPU kernels do), and dynamic_index
+// clamped as XLA clamps them (and as the CPU kernels do), dynamic_index
 // (`x[i]` with a run-time i: negative counts from the end, out of range is
-// an error that the CPU kernel reports). The slice is copied as rows:
-// trailing axes that the slice spans whole form one contiguous run, the
-// axes before it become loops, usually none.
+// an error that the CPU kernel reports), and element scatters (an update
+// out of range is skipped, as the kernel skips it). A slice is copied as
+// rows: trailing axes that the slice spans whole form one contiguous run,
+// the axes before it become loops, usually none.
 //
-// dynamic_update_slice writes its result over a copy of its operand, or,
-// when the buffer plan put the result in the operand's own buffer (the
-// operand dies there: BufferPlan.h, *In-place updates*), over the operand
-// itself: a loop that updates one element per step then stores one
-// element, where it used to copy the whole tensor.
+// dynamic_update_slice and scatter write their result over a copy of their
+// operand, or, when the buffer plan put the result in the operand's own
+// buffer (the operand dies there: BufferPlan.h), over the operand itself: a
+// loop that updates one element per step then stores one element, where it
+// used to copy the whole tensor.
 #include "backend/jit/Codegen.h"
 #include "backend/jit/InlineOps.h"
 #include "stdlib/Registry.h"
@@ -25,17 +26,62 @@ namespace mdl::backend::jit {
 using namespace ir;
 using llvm::Value;
 
-const InlineOpInfo *inlineOp(OpKind kind) {
-  static const InlineOpInfo slice{1u << 0, false};  // x
-  static const InlineOpInfo update{1u << 1, false}; // the update; x may be a view
-  static const InlineOpInfo index{1u << 0, true};   // x; the kernel reports a bad index
-  switch (kind) {
+namespace {
+
+/// A scatter whose every update is one element of a single operand, at an
+/// index vector stored last in its row of the indices, combined by name
+/// (assign, add, mul, max, min): what the host code does itself.
+bool elementScatter(const Operation &op) {
+  if (op.operands.size() != 3 || op.results.size() != 1 || !op.stringAttr("to_apply").empty())
+    return false;
+  std::string comb = op.stringAttr("combiner");
+  if (comb != "assign" && comb != "add" && comb != "mul" && comb != "max" && comb != "min")
+    return false;
+  const TensorType &x = op.operands[0]->type, &idx = op.operands[1]->type,
+                   &upd = op.operands[2]->type;
+  if (x.dtype == DType::F16 || x.dtype == DType::BF16 || !isInteger(idx.dtype))
+    return false;
+  if (!op.intListAttr("update_window_dims").empty() ||
+      !op.intListAttr("input_batching_dims").empty() ||
+      !op.intListAttr("scatter_indices_batching_dims").empty())
+    return false;
+  int64_t rank = x.rank(), ivd = op.intAttr("index_vector_dim", 0), irank = idx.rank();
+  int64_t vec = ivd < irank ? idx.sizes()[size_t(ivd)] : 1;
+  const std::vector<int64_t> &inserted = op.intListAttr("inserted_window_dims"),
+                             &toOperand = op.intListAttr("scatter_dims_to_operand_dims");
+  if (ivd < irank - 1 || int64_t(inserted.size()) != rank || vec != rank ||
+      int64_t(toOperand.size()) != rank)
+    return false;
+  std::vector<bool> seen(size_t(rank), false);
+  for (size_t d = 0; d < size_t(rank); ++d) {
+    if (inserted[d] != int64_t(d) || toOperand[d] < 0 || toOperand[d] >= rank ||
+        seen[size_t(toOperand[d])])
+      return false;
+    seen[size_t(toOperand[d])] = true;
+  }
+  // One update element per index vector, in the same order.
+  std::vector<int64_t> rows = idx.sizes();
+  if (ivd < irank)
+    rows.erase(rows.begin() + ivd);
+  return upd.sizes() == rows;
+}
+
+} // namespace
+
+const InlineOpInfo *inlineOp(const Operation &op) {
+  static const InlineOpInfo slice{1u << 0, false};             // x
+  static const InlineOpInfo update{1u << 1, false};            // the update; x may be a view
+  static const InlineOpInfo index{1u << 0, true};              // x; the kernel reports a bad index
+  static const InlineOpInfo scatter{1u << 1 | 1u << 2, false}; // indices, updates
+  switch (op.kind) {
   case OpKind::DynamicSlice:
     return &slice;
   case OpKind::DynamicUpdateSlice:
     return &update;
   case OpKind::DynamicIndex:
     return &index;
+  case OpKind::Scatter:
+    return elementScatter(op) ? &scatter : nullptr;
   default:
     return nullptr;
   }
@@ -123,9 +169,86 @@ std::vector<Value *> clampedStarts(llvm::IRBuilder<> &b, HostValues &values,
   return starts;
 }
 
+/// The scatter kernel's combiners on one element (backend/cpu/
+/// HloKernelsIndexing.cpp): integers wrap, max and min keep a NaN.
+Value *combine(llvm::IRBuilder<> &b, const std::string &c, DType t, Value *old, Value *upd) {
+  if (c == "assign")
+    return upd;
+  if (t == DType::Bool)
+    return c == "add" || c == "max" ? b.CreateOr(old, upd) : b.CreateAnd(old, upd);
+  bool fl = isFloat(t);
+  if (c == "add")
+    return fl ? b.CreateFAdd(old, upd) : b.CreateAdd(old, upd);
+  if (c == "mul")
+    return fl ? b.CreateFMul(old, upd) : b.CreateMul(old, upd);
+  bool max = c == "max";
+  Value *keep;
+  if (fl)
+    keep = b.CreateOr(max ? b.CreateFCmpOGT(old, upd) : b.CreateFCmpOLT(old, upd),
+                      b.CreateFCmpUNO(old, old));
+  else if (t == DType::U8)
+    keep = max ? b.CreateICmpUGT(old, upd) : b.CreateICmpULT(old, upd);
+  else
+    keep = max ? b.CreateICmpSGT(old, upd) : b.CreateICmpSLT(old, upd);
+  return b.CreateSelect(keep, old, upd);
+}
+
+/// An element scatter (elementScatter): for each update, its index vector
+/// (an update out of range is skipped, as the kernel skips it) and the
+/// combined element.
+void emitElementScatter(llvm::IRBuilder<> &b, const Operation &op, HostValues &values) {
+  const ir::Value *x = op.operands[0], *idx = op.operands[1], *upd = op.operands[2];
+  const ir::Value *y = op.results[0].get();
+  DType t = x->type.dtype, it = idx->type.dtype;
+  std::vector<int64_t> xs = x->type.sizes(), xstr = rowMajor(xs);
+  const std::vector<int64_t> &toOperand = op.intListAttr("scatter_dims_to_operand_dims");
+  std::string comb = op.stringAttr("combiner");
+  int64_t n = upd->type.numElements(), vec = int64_t(xs.size());
+  values.copy(y, x); // nothing when the scatter is computed in x's buffer
+  if (n == 0)
+    return;
+  llvm::LLVMContext &c = b.getContext();
+  Value *base = values.address(y), *ib = values.address(idx), *ub = values.address(upd);
+  llvm::Type *et = storageType(c, t), *itTy = storageType(c, it);
+  llvm::Function *fn = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock *pre = b.GetInsertBlock();
+  auto *head = llvm::BasicBlock::Create(c, "scatter", fn);
+  auto *store = llvm::BasicBlock::Create(c, "scatter.in", fn);
+  auto *latch = llvm::BasicBlock::Create(c, "scatter.next", fn);
+  auto *exit = llvm::BasicBlock::Create(c, "scatter.end", fn);
+  b.CreateBr(head);
+  b.SetInsertPoint(head);
+  llvm::PHINode *u = b.CreatePHI(b.getInt64Ty(), 2);
+  u->addIncoming(b.getInt64(0), pre);
+  Value *offset = b.getInt64(0), *inside = b.getTrue();
+  for (int64_t j = 0; j < vec; ++j) {
+    Value *at = b.CreateAdd(b.CreateMul(u, b.getInt64(uint64_t(vec))), b.getInt64(uint64_t(j)));
+    Value *i = b.CreateIntCast(b.CreateLoad(itTy, b.CreateGEP(itTy, ib, at)), b.getInt64Ty(),
+                               it != DType::U8);
+    int64_t d = toOperand[size_t(j)];
+    inside = b.CreateAnd(inside, b.CreateICmpULT(i, b.getInt64(uint64_t(xs[size_t(d)]))));
+    offset = b.CreateAdd(offset, b.CreateMul(i, b.getInt64(uint64_t(xstr[size_t(d)]))));
+  }
+  b.CreateCondBr(inside, store, latch);
+  b.SetInsertPoint(store);
+  Value *p = b.CreateGEP(et, base, offset);
+  Value *v = combine(b, comb, t, loadElement(b, t, p), loadElement(b, t, b.CreateGEP(et, ub, u)));
+  storeElement(b, t, v, p);
+  b.CreateBr(latch);
+  b.SetInsertPoint(latch);
+  Value *next = b.CreateAdd(u, b.getInt64(1));
+  u->addIncoming(next, latch);
+  b.CreateCondBr(b.CreateICmpSLT(next, b.getInt64(uint64_t(n))), head, exit);
+  b.SetInsertPoint(exit);
+}
+
 } // namespace
 
 void emitInlineOp(llvm::IRBuilder<> &b, const Operation &op, HostValues &values) {
+  if (op.kind == OpKind::Scatter) {
+    emitElementScatter(b, op, values);
+    return;
+  }
   const ir::Value *x = op.operands[0], *y = op.results[0].get();
   std::vector<int64_t> xs = x->type.sizes();
   int64_t elem = int64_t(dtypeSize(x->type.dtype));

@@ -1,16 +1,17 @@
 // Internal to the JIT: the operations the host program computes itself
 // instead of calling their CPU kernel (IndexCodegen.cpp generates them):
-// dynamic_slice, dynamic_update_slice and dynamic_index (indexing with an
-// index known at run time). Each is a start index (clamped, or checked) and
-// a copy of the slice, a few instructions for the one-element reads and
-// writes of a loop, where a kernel call wraps tensors and dispatches.
+// dynamic_slice, dynamic_update_slice, dynamic_index (indexing with an index
+// known at run time) and element scatters (every update one element, with a
+// named combiner: what JAX's x.at[i].set(v) and .add(v) export). Each is a
+// few instructions for the one-element reads and writes of a loop, where a
+// kernel call wraps tensors and dispatches.
 //
 // The buffer plan asks this table which operands such an operation reads
 // as contiguous buffers and whether it keeps a handle; the host code
 // generator asks it for the code.
 #pragma once
 
-#include "stdlib/OpKind.h"
+#include "ir/IR.h"
 
 namespace mdl::backend::jit {
 
@@ -24,7 +25,7 @@ struct InlineOpInfo {
   bool handle = false;
 };
 
-/// The entry of `kind`, or null when its CPU kernel runs it.
-const InlineOpInfo *inlineOp(ir::OpKind kind);
+/// How `op` is computed inline, or null when its CPU kernel runs it.
+const InlineOpInfo *inlineOp(const ir::Operation &op);
 
 } // namespace mdl::backend::jit

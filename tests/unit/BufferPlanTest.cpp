@@ -351,7 +351,26 @@ fn main(x: f32[16], idx: i32[3, 1], upd: f32[3]) -> f32[16] {
   const Operation *sc = firstOp(p, OpKind::Scatter);
   ASSERT_TRUE(sc);
   EXPECT_TRUE(inPlace(p, sc));
-  // The scatter runs on its kernel, on the operand's own buffer.
+  // An element scatter: the host code computes it, no kernel.
+  EXPECT_EQ(p.plan.inlined.count(sc), 1u);
+  EXPECT_EQ(p.plan.handleOf.count(sc), 0u);
+}
+
+TEST(BufferPlanTest, WindowScattersRunInPlaceOnTheirKernel) {
+  Planned p = plan(R"(
+fn main(x: f32[16], idx: i32[2, 1], upd: f32[2, 4]) -> f32[16] {
+  let s = for k in 0..5 carry (s = x * 1.0) {
+    yield scatter([s], idx, [upd], update_window_dims = [1], inserted_window_dims = [],
+                  scatter_dims_to_operand_dims = [0], index_vector_dim = 1, combiner = "add")
+  }
+  return s
+})");
+  const Operation *sc = firstOp(p, OpKind::Scatter);
+  ASSERT_TRUE(sc);
+  EXPECT_TRUE(inPlace(p, sc));
+  // A window of four elements per update: the kernel runs it, on the
+  // operand's own buffer (it skips its copy when the two are one).
+  EXPECT_EQ(p.plan.inlined.count(sc), 0u);
   EXPECT_EQ(p.plan.handleOf.count(sc), 1u);
 }
 
