@@ -177,19 +177,19 @@ def measure(mdl, baseline=None, rounds=3, processes=10, work=None):
                 res["loop"].setdefault((mode, setting), []).append(t)
     res["loop"] = {k: statistics.median(v) for k, v in res["loop"].items()}
 
-    # Stability: fresh processes one after the other.
+    # Stability: fresh processes one after the other (an older mdl's
+    # interleaved with this one's, so that both see the same conditions).
     W.write_all(work, with_torch=False)
     res["stability"] = {}
-    for who, binary in contenders:
-        for name, program, inputs, repeat in [
-                ("chain1000", "chain_1000.mdl", ["x=chain_x1000.npy"], 100),
-                ("mlp1", "mlp.mdl", ["x=mlp_x1.npy"], 300)]:
-            print("stability: %s, %s" % (who, name), file=sys.stderr)
-            res["stability"][(who, name)] = [
-                run_mdl(binary, os.path.join(work, program),
-                        [i.split("=")[0] + "=" + os.path.join(work, i.split("=")[1])
-                         for i in inputs], repeat)
-                for _ in range(processes)]
+    for name, program, inputs, repeat in [
+            ("chain1000", "chain_1000.mdl", ["x=chain_x1000.npy"], 100),
+            ("mlp1", "mlp.mdl", ["x=mlp_x1.npy"], 300)]:
+        print("stability: %s" % name, file=sys.stderr)
+        args = [i.split("=")[0] + "=" + os.path.join(work, i.split("=")[1]) for i in inputs]
+        for _ in range(processes):
+            for who, binary in contenders:
+                res["stability"].setdefault((who, name), []).append(
+                    run_mdl(binary, os.path.join(work, program), args, repeat))
     res["load_after"] = os.getloadavg()[0]
     return res
 
@@ -242,7 +242,7 @@ def report(res):
     L.append("")
     L.append("| workload | mdl | per process | slowest / fastest |")
     L.append("|---|---|---|---|")
-    for (who, name), ts in sorted(res["stability"].items()):
+    for (who, name), ts in sorted(res["stability"].items(), key=lambda kv: (kv[0][1], kv[0][0] != "mdl")):
         label = {"chain1000": "100-op chain, 1,000 floats", "mlp1": "MLP 784-1024-1024-10, batch 1"}
         L.append("| %s | %s | %s | %.2f |" % (label[name], "this" if who == "mdl" else "earlier",
                                               " ".join(fmt(t) for t in ts), max(ts) / min(ts)))
