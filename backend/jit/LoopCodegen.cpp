@@ -309,10 +309,21 @@ private:
       phis[k]->addIncoming(next[k], latch);
     llvm::BranchInst *back = b_.CreateBr(header);
     // A long chain of operations per element is latency-bound with one
-    // vector in flight: have the vectorizer interleave four (from 512
-    // points in the innermost loop: on 1,000 floats the 100-operation chain
-    // takes 7 us instead of 13; shorter loops keep their smaller code).
-    if (d + 1 == stop && cd_[d] >= 512 && region_.ops.size() >= 8) {
+    // vector in flight: have the vectorizer interleave four, on large
+    // domains (64K points) and, from 512 points in the innermost loop, on
+    // chains too long for the out-of-order window (64 operations: on 1,000
+    // floats the 100-operation chain takes 7 us instead of 13). It makes the
+    // loop's code, and its compile time, grow: bench/workloads.py's compile
+    // programs (chains of 20 on [16, 64]) took 60% longer to compile when
+    // they interleaved.
+    int64_t points = 1;
+    for (int64_t e : cd_)
+      points *= e;
+    size_t chain = 0;
+    for (auto &op : region_.ops)
+      chain += stdlib::hasTrait(op->kind, stdlib::trait::FusionLeaf) ? 0 : 1;
+    bool large = points >= (int64_t(1) << 16);
+    if (d + 1 == stop && cd_[d] >= 512 && (large ? region_.ops.size() >= 8 : chain >= 64)) {
       llvm::Metadata *ic[] = {llvm::MDString::get(c_, "llvm.loop.interleave.count"),
                               llvm::ConstantAsMetadata::get(b_.getInt32(4))};
       llvm::MDNode *self = llvm::MDNode::getDistinct(c_, {nullptr, llvm::MDNode::get(c_, ic)});
