@@ -256,6 +256,11 @@ bool JitRunner::Impl::compile() {
   }
   for (size_t u = 0; u < kernels.units.size(); ++u) {
     unitObjects[u] = cache.lookup(kernels.units[u].key);
+    for (const std::string &why : cache.dropped)
+      diags.warning("W0703", kernels.kernels[kernels.units[u].kernels[0]].fusion->loc,
+                    "dropped a damaged compile-cache entry, compiling a kernel unit again: " +
+                        why);
+    cache.dropped.clear();
     if (unitObjects[u])
       ++stats.kernelUnitsCached;
     else
