@@ -79,6 +79,10 @@ enum : unsigned {
   FusionLeaf = 1u << 4,    // constant-like: a fused loop computes it instead of reading it
   NoKernel = 1u << 5,      // no run-time kernel: the executor handles it
   RowReduction = 1u << 6,  // a reduction a fused loop can compute over trailing axes
+  // Result i is operand i with some elements replaced (dynamic_update_slice,
+  // scatter): it may be computed in operand i's buffer when nothing reads
+  // that operand afterwards, writing only the replaced elements.
+  UpdatesOperand = 1u << 7,
 };
 } // namespace trait
 
@@ -150,6 +154,7 @@ inline bool isTransfer(ir::OpKind k) { return hasTrait(k, trait::Transfer); }
 inline bool isView(ir::OpKind k) { return hasTrait(k, trait::View); }
 inline bool hasKernel(ir::OpKind k) { return !hasTrait(k, trait::NoKernel); }
 inline bool isRowReduction(ir::OpKind k) { return hasTrait(k, trait::RowReduction); }
+inline bool updatesOperand(ir::OpKind k) { return hasTrait(k, trait::UpdatesOperand); }
 /// The operation that ends a region (its last one, when that is a
 /// terminator), or null.
 ir::Operation *terminatorOf(const ir::Region &r);

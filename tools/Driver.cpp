@@ -341,11 +341,18 @@ int runCommand(const DriverOptions &o) {
   if (o.timings && runner) {
     const backend::jit::JitStats &s = runner->stats();
     std::cerr << "jit: " << s.functions << " functions (" << s.compiled << " compiled, "
-              << s.cached << " from the cache), " << s.fusions << " fused loops, llvm="
+              << s.cached << " from the cache), " << s.fusions << " fused loops";
+    if (s.kernelUnits > 0)
+      std::cerr << " (" << s.sharedFusions << " in " << s.sharedKernels << " shared kernels, "
+                << s.kernelUnits << " units: " << s.kernelUnitsCompiled << " compiled, "
+                << s.kernelUnitsCached << " from the cache)";
+    std::cerr << ", llvm="
               << s.codegenMs << " ms; intermediates: peak " << s.peakIntermediateBytes
               << " bytes (" << s.unsharedIntermediateBytes << " without reuse)";
     for (auto &[d, bytes] : s.deviceIntermediateBytes)
       std::cerr << ", " << c.placed->devices[size_t(d)].name << " " << bytes << " bytes";
+    if (s.inPlaceUpdates > 0)
+      std::cerr << "; " << s.inPlaceUpdates << " in-place updates";
     std::cerr << "\n";
   }
   return exitCode(c);

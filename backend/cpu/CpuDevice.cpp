@@ -240,6 +240,9 @@ public:
 
 } // namespace
 
-bool registerCpuKind() { return registerDeviceBackend(std::make_unique<CpuBackend>()); }
+bool registerCpuKind() {
+  keepBlasOnCallingThread();
+  return registerDeviceBackend(std::make_unique<CpuBackend>());
+}
 
 } // namespace mdl::backend::cpu

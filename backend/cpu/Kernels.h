@@ -34,6 +34,15 @@ std::optional<std::string> runKernel(const ir::Operation &op,
                                      std::vector<Tensor> &outputs,
                                      const FunctionCaller *caller = nullptr);
 
+/// Makes OpenBLAS compute on the calling thread only and stops the server
+/// threads it started when it was loaded. mdl never uses them (products are
+/// split among OpenMP or the JIT's workers), yet each one spins on
+/// sched_yield for about 2^28 cycles (0.1 s) after the process starts,
+/// taking the core a worker needs: small kernels of such a process ran 13x
+/// slower until it gave up (docs/jit.md, *Threads*). Called once, from the
+/// cpu kind's registration.
+void keepBlasOnCallingThread();
+
 /// The counter-based generator behind random_normal / random_uniform, so
 /// every backend and device produces the same numbers for a seed:
 ///   u(seed, i) = (splitmix64(seed * 0x9E3779B97F4A7C15 + i) >> 11) * 2^-53

@@ -18,8 +18,20 @@ namespace mdl::backend::cpu {
 
 using ir::OpKind;
 
-// OpenBLAS's own entry point (not part of CBLAS).
+// OpenBLAS's own entry points (not part of CBLAS). The thread server's
+// shutdown exists only in the pthreads build, hence weak.
 extern "C" void openblas_set_num_threads(int);
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
+
+void keepBlasOnCallingThread() {
+  static const bool once = [] {
+    openblas_set_num_threads(1);
+    if (blas_thread_shutdown_)
+      blas_thread_shutdown_();
+    return true;
+  }();
+  (void)once;
+}
 
 namespace {
 
@@ -78,11 +90,7 @@ void gemmOne(int64_t M, int64_t N, int64_t K, const F *A, int64_t lda,
 template <typename F>
 void gemmParallel(int64_t M, int64_t N, int64_t K, const F *A, int64_t lda,
                   const F *B, int64_t ldb, F *C, int64_t ldc) {
-  static const bool singleThreadedBlas = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)singleThreadedBlas;
+  keepBlasOnCallingThread();
   int threads = omp_in_parallel() || M * N * K < kGemmParallel
                     ? 1
                     : omp_get_max_threads();

@@ -10,12 +10,15 @@
 // 3. Liveness: each root lives from its first definition to its last use; a
 //    use inside a loop of a value defined outside it counts at the loop's
 //    end; a loop's carried slots live through the whole loop.
-// 4. Destinations: a loop's initial value, a yielded value or a returned
+// 4. In-place updates: an update (UpdatesOperand) whose operand's root is
+//    read by nothing after it takes that root for its result.
+// 5. Destinations: a loop's initial value, a yielded value or a returned
 //    value whose root nothing else needs takes over the destination (the
 //    carried slot, the `if` result, the caller's result buffer), so no copy
 //    is made.
-// 5. Arena roots are placed by assignOffsets, one arena per memory space.
+// 6. Arena roots are placed by assignOffsets, one arena per memory space.
 #include "backend/jit/BufferPlan.h"
+#include "backend/jit/InlineOps.h"
 #include "stdlib/Registry.h"
 
 #include <algorithm>
@@ -174,6 +177,7 @@ public:
     for (auto &[v, src] : aliasOf_)
       plan_.locs[v] = plan_.locs.at(resolve(src));
     liveness();
+    inPlaceUpdates(*f_.body);
     destinations();
     place();
     return std::move(plan_);
@@ -445,6 +449,18 @@ private:
           view(op);
           break;
         }
+        if (const InlineOpInfo *io = inlineOp(op);
+            io && space(op.results[0].get()) < 0) {
+          for (size_t i = 0; i < op.operands.size(); ++i)
+            if (i < 32 && (io->contiguous >> i & 1u))
+              requireContiguous(op.operands[i]);
+          for (auto &res : op.results)
+            own(res.get());
+          if (io->handle)
+            handle(op);
+          plan_.inlined.insert(&op);
+          break;
+        }
         for (Value *v : op.operands)
           requireContiguous(v);
         for (auto &res : op.results)
@@ -533,6 +549,66 @@ private:
   }
 
   void liveness() { liveRegion(*f_.body); }
+
+  // --- In-place updates ----------------------------------------------------
+
+  /// Whether the old contents of `root` are read after position `p`. Uses
+  /// after the end of a loop that carries the root, when `p` is in that
+  /// loop's body, read the loop's result (what the last iteration yielded),
+  /// not the value updated at `p`.
+  bool readAfter(int root, int p) const {
+    int limit = INT_MAX;
+    for (const Operation *loop : loops_) {
+      const Region &body = *loop->regions.back();
+      if (body.ops.empty() || p < pos_.at(body.ops.front().get()) || p > end_.at(loop))
+        continue;
+      for (int c : carried_.at(loop))
+        if (plan_.rep(c) == root)
+          limit = std::min(limit, end_.at(loop));
+    }
+    for (int q : uses_[size_t(root)])
+      if (q > p && q <= limit)
+        return true;
+    return false;
+  }
+
+  /// Computes an update in its operand's buffer when the operand dies there.
+  void updateInPlace(const Operation &op) {
+    int p = pos_.at(&op);
+    bool any = false;
+    for (size_t i = 0; i < op.results.size() && i < op.operands.size(); ++i) {
+      const Value *x = op.operands[i], *y = op.results[i].get();
+      int rx = rootOfValue(x), ry = rootOfValue(y);
+      const Root &r = plan_.roots[size_t(rx)], &ryRoot = plan_.roots[size_t(ry)];
+      const ValueLoc &l = locOf(x);
+      if (r.kind != Root::Kind::Arena || r.space >= 0 || ryRoot.space != r.space ||
+          !l.contiguous || l.offset != 0 || x->type.byteSize() != r.bytes ||
+          y->type.byteSize() != r.bytes || usePos(x, op) != p || readAfter(rx, p))
+        return;
+      for (size_t j = 0; j < op.operands.size(); ++j)
+        if (j != i && rootOfValue(op.operands[j]) == rx)
+          return;
+      any = true;
+    }
+    if (!any)
+      return;
+    for (size_t i = 0; i < op.results.size() && i < op.operands.size(); ++i)
+      merge(rootOfValue(op.results[i].get()), rootOfValue(op.operands[i]));
+    plan_.inPlace.insert(&op);
+  }
+
+  void inPlaceUpdates(const Region &r) {
+    for (auto &opPtr : r.ops) {
+      const Operation &op = *opPtr;
+      if (stdlib::updatesOperand(op.kind) && (plan_.inlined.count(&op) || plan_.handleOf.count(&op)))
+        updateInPlace(op);
+      bool opaque = op.kind == OpKind::Fusion ||
+                    (op.kind == OpKind::Segment && !inlinesSegments(op.device));
+      if (!opaque)
+        for (auto &sub : op.regions)
+          inPlaceUpdates(*sub);
+    }
+  }
 
   // --- Destinations --------------------------------------------------------
 

@@ -15,6 +15,14 @@
 // that is yielded to a loop's carried slot, returned, or yielded by an `if`
 // is computed directly into that destination when nothing reads the
 // destination's old contents after the value is defined.
+//
+// An update of part of a tensor (dynamic_update_slice, scatter: the
+// UpdatesOperand trait) is computed in its operand's buffer when that
+// operand dies there: its arena root is read by nothing after the update
+// (a loop's carried slot may be read after the loop: that reads the loop's
+// result), no other operand of the update shares it, the update is not
+// inside a loop the operand comes from, and it is not an argument, a
+// global or a constant, which others still own.
 #pragma once
 
 #include "ir/IR.h"
@@ -23,6 +31,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace mdl::backend::jit {
@@ -68,6 +77,11 @@ struct FunctionPlan {
   /// A loop's yield: per operand, a temporary slot it goes through (when a
   /// yielded value is another carried value of the same loop), or -1.
   std::unordered_map<const ir::Operation *, std::vector<int>> yieldTemps;
+  /// Operations the host code computes itself (InlineOps.h).
+  std::unordered_set<const ir::Operation *> inlined;
+  /// Updates computed in their operands' buffers: result i shares operand
+  /// i's root (the update writes only the elements it replaces).
+  std::unordered_set<const ir::Operation *> inPlace;
   /// Bytes of each space's arena, and what the slots would take without
   /// sharing (for --timings).
   std::map<int, int64_t> arenaBytes;

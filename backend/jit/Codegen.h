@@ -18,6 +18,7 @@
 #include <llvm/IR/Module.h>
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace mdl::backend::jit {
@@ -36,11 +37,34 @@ inline const char *const kContextSymbol = "mdl.ctx";
 /// loop back-edge.
 inline const char *const kInterruptSymbol = "mdl.interrupt";
 
-/// Emits function `f` of `m` (planned as `plan`) into `mod`. `hostMemory`
-/// is the plan's. Returns false with `error` set when some operation could
-/// not be compiled (an internal error).
+/// Emits function `f` of `m` (planned as `plan`) into `mod`. Fusions in
+/// `shared` call the kernel of that name, compiled in a kernel unit
+/// (KernelUnits.h); the others are compiled into `mod`. Returns false with
+/// `error` set when some operation could not be compiled (an internal
+/// error).
 bool emitFunction(llvm::Module &mod, const ir::Module &m, const ir::Function &f,
-                  const FunctionPlan &plan, std::string &error);
+                  const FunctionPlan &plan,
+                  const std::unordered_map<const ir::Operation *, std::string> &shared,
+                  std::string &error);
+
+/// What the code of an operation computed inline (InlineOps.h) needs from
+/// the function being emitted.
+class HostValues {
+public:
+  virtual ~HostValues() = default;
+  /// The address of a value's first element (host memory).
+  virtual llvm::Value *address(const ir::Value *v) = 0;
+  /// An integer scalar as an i64 (sign-extended; u8 and bool zero-extended).
+  virtual llvm::Value *index(const ir::Value *v) = 0;
+  /// Copies `src` into `dest`'s buffer, unless the plan put both in one place.
+  virtual void copy(const ir::Value *dest, const ir::Value *src) = 0;
+  /// Calls the operation's CPU kernel; the function returns if it fails.
+  virtual void kernel(const ir::Operation &op) = 0;
+};
+
+/// Emits an operation the host program computes itself (inlineOp(op) is
+/// not null) at the builder's position (IndexCodegen.cpp).
+void emitInlineOp(llvm::IRBuilder<> &b, const ir::Operation &op, HostValues &values);
 
 /// A compiled fusion: kernel(env, begin, end) computes the points
 /// [begin, end) of its first loop; env holds the input pointers, then the
@@ -51,12 +75,18 @@ struct FusionKernel {
   bool parallel = false; // worth splitting among threads
 };
 
+/// How a kernel is emitted: defined for its own module only, defined for
+/// other modules to call (a kernel unit), or only declared (its caller's
+/// module, which still learns its range and threading).
+enum class KernelLinkage { Internal, Shared, Declaration };
+
 /// Emits the loop nest of `fusion`, whose inputs are read with element
 /// strides `inputStrides` (one list per operand, over its shape) and whose
 /// outputs are contiguous. Null `fn` with `error` set on failure.
 FusionKernel emitFusionKernel(llvm::Module &mod, const ir::Operation &fusion,
                               const std::vector<std::vector<int64_t>> &inputStrides,
-                              const std::string &name, std::string &error);
+                              const std::string &name, std::string &error,
+                              KernelLinkage linkage = KernelLinkage::Internal);
 
 /// The compute type of an element type (bool: i1; halves are not compiled).
 llvm::Type *computeType(llvm::LLVMContext &c, ir::DType t);

@@ -37,8 +37,12 @@ public:
   ~ObjectCompiler();
 
   /// Optimizes `m` (which must use dataLayout() and triple()) and returns its
-  /// object file.
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> compile(llvm::Module &m);
+  /// object file. `light`: code that runs once per call, straight-line
+  /// calls and copies (a host function without loops), gets no IR
+  /// optimization and the fast instruction selector and register allocator
+  /// (ResNet-50's host function: 160 ms of compilation at O2, 15 at O0).
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> compile(llvm::Module &m,
+                                                               bool light = false);
 
   const llvm::DataLayout &dataLayout() const { return layout_; }
   const llvm::Triple &triple() const { return tm_->getTargetTriple(); }

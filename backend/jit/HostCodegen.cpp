@@ -7,11 +7,14 @@
 // register, each back-edge checking the interrupt flag (Ctrl-C in the REPL:
 // one load and a branch per iteration); segments on host-memory devices are
 // compiled inline, fusions become calls to their loop kernels (through the
-// OpenMP runtime when large), matrix products calls to the GEMM library;
+// worker pool when large), matrix products calls to the GEMM library,
+// dynamic slices, updates and indexing inline copies (IndexCodegen.cpp);
 // segments on other devices, transfers to them and every other operation go
 // through the runtime (Runtime.h). Loop-carried values, `if` results and returned
 // values are copied where the buffer plan could not compute them in place.
 #include "backend/jit/Codegen.h"
+#include "backend/jit/InlineOps.h"
+#include "backend/jit/KernelUnits.h"
 #include "backend/jit/Runtime.h"
 #include "stdlib/Registry.h"
 #include "backend/jit/BufferPlan.h"
@@ -43,10 +46,12 @@ namespace {
 /// Copies of at most this many bytes between host buffers are inline memcpys.
 constexpr int64_t kInlineCopy = 1 << 16;
 
-class HostEmitter {
+class HostEmitter : public HostValues {
 public:
-  HostEmitter(llvm::Module &mod, const Module &m, const Function &f, const FunctionPlan &plan)
-      : mod_(mod), c_(mod.getContext()), b_(c_), eb_(c_), m_(m), f_(f), plan_(plan) {
+  HostEmitter(llvm::Module &mod, const Module &m, const Function &f, const FunctionPlan &plan,
+              const std::unordered_map<const Operation *, std::string> &shared)
+      : mod_(mod), c_(mod.getContext()), b_(c_), eb_(c_), m_(m), f_(f), plan_(plan),
+        shared_(shared) {
     ptr_ = llvm::PointerType::getUnqual(c_);
     i32_ = b_.getInt32Ty();
     i64_ = b_.getInt64Ty();
@@ -311,11 +316,12 @@ private:
     default:
       break;
     }
+    if (plan_.inlined.count(&op)) {
+      emitInlineOp(b_, op, *this);
+      return true;
+    }
     if (plan_.handleOf.count(&op)) {
-      Value *rc = b_.CreateCall(runtime("mdl_rt_kernel", i32_, {ptr_, ptr_, ptr_, ptr_}),
-                                {context(), handle(op), pointerArray(addresses(op.operands)),
-                                 pointerArray(resultAddresses(op))});
-      check(rc);
+      kernel(op);
       return true;
     }
     if (op.kind == OpKind::Matmul)
@@ -325,6 +331,27 @@ private:
       if (auto it = plan_.copyFrom.find(res.get()); it != plan_.copyFrom.end())
         copyTo(addressOf(res.get()), -1, it->second, res->type);
     return true;
+  }
+
+  // --- HostValues: what operations computed inline use ----------------------
+
+  Value *address(const ir::Value *v) override { return addressOf(v); }
+
+  Value *index(const ir::Value *v) override {
+    DType t = v->type.dtype;
+    Value *raw = readScalar(v, storageType(c_, t));
+    return b_.CreateIntCast(raw, i64_, !(t == DType::U8 || t == DType::Bool));
+  }
+
+  void copy(const ir::Value *dest, const ir::Value *src) override {
+    copyInto(dest, plan_.loc(src), src);
+  }
+
+  void kernel(const Operation &op) override {
+    Value *rc = b_.CreateCall(runtime("mdl_rt_kernel", i32_, {ptr_, ptr_, ptr_, ptr_}),
+                              {context(), handle(op), pointerArray(addresses(op.operands)),
+                               pointerArray(resultAddresses(op))});
+    check(rc);
   }
 
   bool emitIf(const Operation &op, std::string &error) {
@@ -433,11 +460,17 @@ private:
   }
 
   bool emitFusion(const Operation &op, std::string &error) {
-    std::vector<std::vector<int64_t>> strides;
-    for (const ir::Value *v : op.operands)
-      strides.push_back(plan_.loc(v).strides);
-    std::string name = "mdl.k" + std::to_string(kernels_++);
-    FusionKernel k = emitFusionKernel(mod_, op, strides, name, error);
+    std::vector<std::vector<int64_t>> strides = fusionStrides(op, plan_);
+    FusionKernel k;
+    if (auto it = shared_.find(&op); it != shared_.end()) {
+      // Compiled in a kernel unit: declared here, once per module.
+      if (!declared_.count(it->second))
+        declared_[it->second] =
+            emitFusionKernel(mod_, op, strides, it->second, error, KernelLinkage::Declaration);
+      k = declared_[it->second];
+    } else {
+      k = emitFusionKernel(mod_, op, strides, "mdl.k" + std::to_string(kernels_++), error);
+    }
     if (!k.fn)
       return false;
     std::vector<Value *> ptrs = addresses(op.operands);
@@ -516,6 +549,8 @@ private:
   llvm::PointerType *ptr_;
   llvm::IntegerType *i32_, *i64_;
   llvm::BasicBlock *errorBlock_ = nullptr;
+  const std::unordered_map<const Operation *, std::string> &shared_;
+  std::unordered_map<std::string, FusionKernel> declared_;
   std::unordered_map<int, Value *> bases_;
   int kernels_ = 0;
 };
@@ -523,8 +558,9 @@ private:
 } // namespace
 
 bool emitFunction(llvm::Module &mod, const Module &m, const Function &f, const FunctionPlan &plan,
+                  const std::unordered_map<const Operation *, std::string> &shared,
                   std::string &error) {
-  return HostEmitter(mod, m, f, plan).run(error);
+  return HostEmitter(mod, m, f, plan, shared).run(error);
 }
 
 } // namespace mdl::backend::jit

@@ -3,6 +3,7 @@
 #include "backend/jit/BufferPlan.h"
 #include "backend/jit/Codegen.h"
 #include "backend/jit/Compiler.h"
+#include "backend/jit/KernelUnits.h"
 #include "backend/jit/Runtime.h"
 #include "ir/text/Printer.h"
 #include "ir/passes/Fuse.h"
@@ -32,7 +33,7 @@ using namespace ir;
 namespace {
 
 /// Changes whenever generated code changes meaning: part of every cache key.
-constexpr const char *kCodegenVersion = "mdl-jit-4"; // 3: interrupt checks at loop back-edges; 4: typed device copies
+constexpr const char *kCodegenVersion = "mdl-jit-6"; // 3: interrupt checks at loop back-edges; 4: typed device copies; 5: in-place updates, inline indexing; 6: shared kernels
 
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t0) {
@@ -205,6 +206,7 @@ bool JitRunner::Impl::compile() {
     ++stats.functions;
     stats.peakIntermediateBytes += plan.arenaBytes.count(-1) ? plan.arenaBytes.at(-1) : 0;
     stats.unsharedIntermediateBytes += plan.unsharedBytes;
+    stats.inPlaceUpdates += int(plan.inPlace.size());
     for (auto &[sp, bytes] : plan.arenaBytes)
       if (sp >= 0)
         stats.deviceIntermediateBytes[sp] += bytes;
@@ -227,32 +229,76 @@ bool JitRunner::Impl::compile() {
     else
       todo.push_back(i);
   }
+  // Large fusions share kernels, compiled in kernel units (KernelUnits.h)
+  // and cached by their kernels, beside the functions that call them.
+  KernelTable kernels =
+      planKernels(m, plans, std::string(kCodegenVersion) + "\n" + compiler->targetId());
+  stats.sharedFusions = kernels.sharedFusions;
+  stats.sharedKernels = int(kernels.kernels.size());
+  stats.kernelUnits = int(kernels.units.size());
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> unitObjects(kernels.units.size());
+  // Work items: functions and kernel units, the costliest first (so that the
+  // last one to finish is a small one).
+  struct Item {
+    bool unit;
+    size_t index;
+    int64_t cost;
+  };
+  std::vector<Item> items;
+  std::vector<bool> hasLoops(n, false);
+  for (size_t i : todo) {
+    int64_t cost = 0;
+    walk(*m.functions[i]->body, [&](const Operation &op) {
+      ++cost;
+      hasLoops[i] = hasLoops[i] || op.kind == OpKind::For || op.kind == OpKind::While;
+    });
+    items.push_back({false, i, cost});
+  }
+  for (size_t u = 0; u < kernels.units.size(); ++u) {
+    unitObjects[u] = cache.lookup(kernels.units[u].key);
+    for (const std::string &why : cache.dropped)
+      diags.warning("W0703", kernels.kernels[kernels.units[u].kernels[0]].fusion->loc,
+                    "dropped a damaged compile-cache entry, compiling a kernel unit again: " +
+                        why);
+    cache.dropped.clear();
+    if (unitObjects[u])
+      ++stats.kernelUnitsCached;
+    else
+      items.push_back({true, u, 4 * int64_t(kernels.units[u].cost)});
+  }
+  std::stable_sort(items.begin(), items.end(),
+                   [](const Item &a, const Item &b) { return a.cost > b.cost; });
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   if (const char *env = std::getenv("MDL_JIT_THREADS"))
     cores = unsigned(std::max(1, std::atoi(env)));
-  if (products && todo.size() < cores)
+  if (products && items.size() < cores)
     startGemmWarmup();
-  if (!todo.empty()) {
+  if (!items.empty()) {
     auto t0 = Clock::now();
-    std::vector<std::string> errors(n);
+    std::vector<std::string> errors(items.size());
     std::atomic<size_t> next{0};
     auto work = [&](ObjectCompiler *oc) {
-      for (size_t k; (k = next++) < todo.size();) {
-        size_t i = todo[k];
+      for (size_t k; (k = next++) < items.size();) {
+        const Item &it = items[k];
         llvm::LLVMContext context;
-        llvm::Module mod(m.functions[i]->name, context);
+        std::string name = it.unit ? "kernels." + std::to_string(it.index)
+                                   : m.functions[it.index]->name;
+        llvm::Module mod(name, context);
         mod.setDataLayout(oc->dataLayout());
         mod.setTargetTriple(oc->triple().str());
-        if (!emitFunction(mod, m, *m.functions[i], plans[i], errors[i]))
+        bool ok = it.unit ? emitKernelUnit(mod, kernels, kernels.units[it.index], errors[k])
+                          : emitFunction(mod, m, *m.functions[it.index], plans[it.index],
+                                         kernels.shared[it.index], errors[k]);
+        if (!ok)
           continue;
-        auto o = oc->compile(mod);
+        auto o = oc->compile(mod, !it.unit && !hasLoops[it.index]);
         if (!o)
-          errors[i] = llvm::toString(o.takeError());
+          errors[k] = llvm::toString(o.takeError());
         else
-          objects[i] = std::move(*o);
+          (it.unit ? unitObjects[it.index] : objects[it.index]) = std::move(*o);
       }
     };
-    size_t workers = std::min<size_t>(todo.size(), std::min(cores, 8u));
+    size_t workers = std::min<size_t>(items.size(), std::min(cores, 8u));
     std::vector<std::unique_ptr<ObjectCompiler>> extra;
     std::vector<llvm::thread> threads;
     for (size_t w = 1; w < workers; ++w) {
@@ -269,17 +315,29 @@ bool JitRunner::Impl::compile() {
     work(compiler.get());
     for (auto &t : threads)
       t.join();
-    for (size_t i : todo) {
-      if (!objects[i])
-        return internal(errors[i].empty() ? "no object for '" + m.functions[i]->name + "'"
-                                          : errors[i]);
-      cache.store(keys[i], objects[i]->getBuffer());
-      ++stats.compiled;
+    for (size_t k = 0; k < items.size(); ++k) {
+      const Item &it = items[k];
+      const std::unique_ptr<llvm::MemoryBuffer> &o =
+          it.unit ? unitObjects[it.index] : objects[it.index];
+      std::string what = it.unit ? "kernel unit " + std::to_string(it.index)
+                                 : "'" + m.functions[it.index]->name + "'";
+      if (!o)
+        return internal(errors[k].empty() ? "no object for " + what : errors[k]);
+      if (it.unit) {
+        cache.store(kernels.units[it.index].key, o->getBuffer());
+        ++stats.kernelUnitsCompiled;
+      } else {
+        cache.store(keys[it.index], o->getBuffer());
+        ++stats.compiled;
+      }
     }
     stats.codegenMs += msSince(t0);
   }
   if (products)
     startGemmWarmup();
+  for (auto &o : unitObjects)
+    if (auto e = jit->addObjectFile(std::move(o)))
+      return internal(std::move(e));
   for (size_t i = 0; i < n; ++i)
     if (auto e = jit->addObjectFile(std::move(objects[i])))
       return internal(std::move(e));

@@ -2,11 +2,12 @@
 // fused) module into native host code with LLVM ORC, then runs it.
 //
 // compile() builds one LLVM module per function instance (the host program
-// plus the loop kernels of its fusions), optimizes it for the host CPU and
-// adds the object to the JIT; objects are looked up first in the compile
-// cache (memory, and DIR/KEY.o with a cache directory), keyed by a hash of
-// the function's IR, the devices' memory and segment handling, and the
-// target. load() takes the globals' values, allocates each function's
+// plus the loop kernels of its small fusions) and one per kernel unit (the
+// shared kernels of the large fusions, KernelUnits.h), optimizes them for
+// the host CPU on all cores and adds the objects to the JIT; objects are
+// looked up first in the compile cache (memory, and DIR/KEY.o with a cache
+// directory), keyed by a hash of the function's IR, the devices' memory and
+// segment handling, and the target (a unit: of its kernels and the target). load() takes the globals' values, allocates each function's
 // arenas (the buffer plan, BufferPlan.h), has each device that runs its own
 // segments compile and load them, and defines the per-run symbols the
 // objects refer to. call() runs

@@ -48,6 +48,12 @@ struct JitStats {
   int compiled = 0;      // ... compiled now
   int cached = 0;        // ... taken from the cache (memory or disk)
   int fusions = 0;       // loop kernels generated
+  int inPlaceUpdates = 0; // updates computed in their operand's buffer (BufferPlan.h)
+  /// Fusions calling shared kernels, the distinct kernels, and the kernel
+  /// units they are compiled in (KernelUnits.h): compiled now, or cached.
+  int sharedFusions = 0;
+  int sharedKernels = 0;
+  int kernelUnits = 0, kernelUnitsCompiled = 0, kernelUnitsCached = 0;
   /// Host arena bytes of all function instances (intermediates after
   /// sharing), and what they would take without sharing.
   int64_t peakIntermediateBytes = 0;
@@ -75,7 +81,7 @@ public:
 
 /// Changes whenever this interface or a type it names changes layout: the
 /// loader refuses a library built for another.
-constexpr int kJitInterfaceVersion = 4;
+constexpr int kJitInterfaceVersion = 5; // 5: JitStats: in-place updates, shared kernels
 
 /// The library's one export (C linkage): a session for `m` (partitioned,
 /// canonicalized and fused; it and `devices` must outlive the session),

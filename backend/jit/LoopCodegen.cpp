@@ -32,23 +32,15 @@ namespace {
 
 bool isReduction(OpKind k) { return stdlib::isRowReduction(k); }
 
-} // namespace
-
-bool emitsRowReduction(OpKind k) {
-  return k == OpKind::Sum || k == OpKind::Mean || k == OpKind::ReduceMax ||
-         k == OpKind::ReduceMin;
-}
-
-namespace {
-
 int opCost(const Operation &op) { return stdlib::opInfo(op.kind).cost; }
 
 class LoopEmitter {
 public:
   LoopEmitter(llvm::Module &mod, const Operation &fusion,
-              const std::vector<std::vector<int64_t>> &inputStrides, std::string name)
+              const std::vector<std::vector<int64_t>> &inputStrides, std::string name,
+              KernelLinkage linkage)
       : mod_(mod), c_(mod.getContext()), b_(c_), fusion_(fusion), region_(*fusion.regions[0]),
-        inputStrides_(inputStrides), name_(std::move(name)) {}
+        inputStrides_(inputStrides), name_(std::move(name)), linkage_(linkage) {}
 
   FusionKernel run(std::string &error) {
     auto dom = passes::fusionDomain(fusion_);
@@ -69,10 +61,25 @@ public:
       points *= d;
     for (auto &op : region_.ops)
       cost += opCost(*op);
-    k.parallel = nOuter_ > 0 && k.range >= 2 && points * cost >= (int64_t(1) << 17);
+    // Worth handing to the worker pool only when it takes longer than a
+    // hand-off can cost (a sleeping worker wakes in tens of microseconds):
+    // 2^18 cost units are about 10 us of a long chain on one core (the
+    // 100-operation chain on 1,000 floats, 170,000 units, runs in 7 us);
+    // large domains of cheap operations are memory-bound and split from
+    // 2^17 points.
+    k.parallel = nOuter_ > 0 && k.range >= 2 &&
+                 (points * cost >= (int64_t(1) << 18) || points >= (int64_t(1) << 17));
     // A kernel that always runs whole loops over constant bounds: LLVM then
     // knows every trip count (no remainder loops, less code to compile).
     ranged_ = k.parallel;
+    if (linkage_ == KernelLinkage::Declaration) {
+      auto *ptrTy = llvm::PointerType::getUnqual(c_);
+      auto *kTy = llvm::FunctionType::get(b_.getVoidTy(), {ptrTy, b_.getInt64Ty(), b_.getInt64Ty()},
+                                          false);
+      k.fn = llvm::Function::Create(kTy, llvm::Function::ExternalLinkage, name_, mod_);
+      k.fn->addFnAttr(llvm::Attribute::NoUnwind);
+      return k;
+    }
     k.fn = emit(error);
     return k;
   }
@@ -216,7 +223,11 @@ private:
 
     // The kernel: unpacks the pointers and calls the body (inlined).
     auto *kTy = llvm::FunctionType::get(b_.getVoidTy(), {ptrTy, i64, i64}, false);
-    llvm::Function *k = llvm::Function::Create(kTy, llvm::Function::InternalLinkage, name_, mod_);
+    llvm::Function *k = llvm::Function::Create(kTy,
+                                               linkage_ == KernelLinkage::Shared
+                                                   ? llvm::Function::ExternalLinkage
+                                                   : llvm::Function::InternalLinkage,
+                                               name_, mod_);
     k->addFnAttr(llvm::Attribute::NoUnwind);
     b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", k));
     std::vector<Value *> args;
@@ -289,13 +300,21 @@ private:
       phis[k]->addIncoming(next[k], latch);
     llvm::BranchInst *back = b_.CreateBr(header);
     // A long chain of operations per element is latency-bound with one
-    // vector in flight: have the vectorizer interleave four (on large
-    // domains only: it makes the loop's code, and its compile time, grow).
+    // vector in flight: have the vectorizer interleave four, on large
+    // domains (64K points) and, from 512 points in the innermost loop, on
+    // chains too long for the out-of-order window (64 operations: on 1,000
+    // floats the 100-operation chain takes 7 us instead of 13). It makes the
+    // loop's code, and its compile time, grow: bench/workloads.py's compile
+    // programs (chains of 20 on [16, 64]) took 60% longer to compile when
+    // they interleaved.
     int64_t points = 1;
     for (int64_t e : cd_)
       points *= e;
-    if (d + 1 == stop && cd_[d] >= 512 && points >= (int64_t(1) << 16) &&
-        region_.ops.size() >= 8) {
+    size_t chain = 0;
+    for (auto &op : region_.ops)
+      chain += stdlib::hasTrait(op->kind, stdlib::trait::FusionLeaf) ? 0 : 1;
+    bool large = points >= (int64_t(1) << 16);
+    if (d + 1 == stop && cd_[d] >= 512 && (large ? region_.ops.size() >= 8 : chain >= 64)) {
       llvm::Metadata *ic[] = {llvm::MDString::get(c_, "llvm.loop.interleave.count"),
                               llvm::ConstantAsMetadata::get(b_.getInt32(4))};
       llvm::MDNode *self = llvm::MDNode::getDistinct(c_, {nullptr, llvm::MDNode::get(c_, ic)});
@@ -520,14 +539,15 @@ private:
   std::vector<Value *> ptrs_;
   Value *begin_ = nullptr, *end_ = nullptr;
   std::unordered_map<const Operation *, Value *> reduced_;
+  KernelLinkage linkage_;
 };
 
 } // namespace
 
 FusionKernel emitFusionKernel(llvm::Module &mod, const Operation &fusion,
                               const std::vector<std::vector<int64_t>> &inputStrides,
-                              const std::string &name, std::string &error) {
-  return LoopEmitter(mod, fusion, inputStrides, name).run(error);
+                              const std::string &name, std::string &error, KernelLinkage linkage) {
+  return LoopEmitter(mod, fusion, inputStrides, name, linkage).run(error);
 }
 
 } // namespace mdl::backend::jit

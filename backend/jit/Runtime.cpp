@@ -94,7 +94,10 @@ void gemmOne(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A,
 
 // A product on the worker pool: C is cut into one block per thread along
 // its longer side (columns in multiples of 64), each block one
-// single-threaded library call.
+// single-threaded library call; a single row (a matrix-vector product,
+// bound by memory) into four blocks per thread. Blocks are taken in turn:
+// when a worker is late (its core busy with another process), the caller
+// computes its block too instead of waiting for it.
 template <typename T> struct GemmJob {
   bool ta, tb, byRows;
   int64_t M, N, K, lda, ldb, ldc, parts;
@@ -133,7 +136,7 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T *A, int64_t
   GemmJob<T> job{ta, tb, M > 1 && M >= N, M, N, K, lda, ldb, ldc, 1, A, B, C};
   if (M * N * K >= kGemmParallel)
     job.parts = pool.size();
-  pool.run(job.parts, gemmPart<T>, &job, WorkerPool::Schedule::Static);
+  pool.run(job.parts, gemmPart<T>, &job);
 }
 
 template <typename T> struct BatchJob {

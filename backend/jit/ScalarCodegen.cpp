@@ -452,16 +452,98 @@ void registerElementCodegen(ElementCodegenTable &t) {
   });
 }
 
+// The bit and integer operations of the HLO dialect, as the CPU kernels
+// compute them (backend/cpu/HloKernelsElementwise.cpp): shifts by the
+// width or more give 0 (or the sign), truncating division by zero gives
+// -1 (all ones unsigned) and remainder the dividend, x / -1 wraps. JAX's
+// random numbers and index arithmetic are made of these.
+Value *truncDivRem(llvm::IRBuilder<> &b, const Operation &op, DType t, Value *x, Value *y,
+                   bool rem) {
+  llvm::Type *ty = x->getType();
+  Value *zero = llvm::ConstantInt::get(ty, 0), *one = llvm::ConstantInt::get(ty, 1);
+  Value *bz = b.CreateICmpEQ(y, zero);
+  if (op.boolAttr("is_unsigned", false) || isUnsigned(t)) {
+    Value *safe = b.CreateSelect(bz, one, y);
+    return rem ? b.CreateSelect(bz, x, b.CreateURem(x, safe))
+               : b.CreateSelect(bz, llvm::ConstantInt::getSigned(ty, -1), b.CreateUDiv(x, safe));
+  }
+  Value *bm1 = b.CreateICmpEQ(y, llvm::ConstantInt::getSigned(ty, -1));
+  Value *safe = b.CreateSelect(b.CreateOr(bz, bm1), one, y);
+  if (rem)
+    return b.CreateSelect(bz, x, b.CreateSelect(bm1, zero, b.CreateSRem(x, safe)));
+  return b.CreateSelect(bz, llvm::ConstantInt::getSigned(ty, -1),
+                        b.CreateSelect(bm1, b.CreateSub(zero, x), b.CreateSDiv(x, safe)));
+}
+
+void registerHloIntegerCodegen(ElementCodegenTable &t) {
+  t.add(OpKind::BitAnd, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return b.CreateAnd(a[0], a[1]);
+  });
+  t.add(OpKind::BitOr, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return b.CreateOr(a[0], a[1]);
+  });
+  t.add(OpKind::BitXor, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return b.CreateXor(a[0], a[1]);
+  });
+  t.add(OpKind::BitNot, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return b.CreateNot(a[0]);
+  });
+  t.add(OpKind::Popcnt, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return intrinsic(b, llvm::Intrinsic::ctpop, {a[0]});
+  });
+  t.add(OpKind::Clz, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return b.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, a[0], b.getFalse());
+  });
+  t.add({OpKind::ShiftLeft, OpKind::ShiftRightLogical}, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    unsigned width = ty->getIntegerBitWidth();
+    Value *over = b.CreateICmpUGE(a[1], llvm::ConstantInt::get(ty, width));
+    Value *amount = b.CreateAnd(a[1], llvm::ConstantInt::get(ty, width - 1));
+    Value *r = op.kind == OpKind::ShiftLeft ? b.CreateShl(a[0], amount) : b.CreateLShr(a[0], amount);
+    return b.CreateSelect(over, llvm::ConstantInt::get(ty, 0), r);
+  });
+  t.add(OpKind::ShiftRightArith, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    unsigned width = ty->getIntegerBitWidth();
+    Value *amount = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, a[1],
+                                            llvm::ConstantInt::get(ty, width - 1));
+    return b.CreateAShr(a[0], amount);
+  });
+  t.add(OpKind::DivTrunc, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return truncDivRem(b, op, t, a[0], a[1], false);
+  });
+  t.add(OpKind::Rem, [](const ElementArgs &args) -> Value * {
+    MDL_ELEMENT_ARGS(args);
+    return fl ? b.CreateFRem(a[0], a[1]) : truncDivRem(b, op, t, a[0], a[1], true);
+  });
+}
+
 const ElementCodegenTable &elementCodegen() {
   static const ElementCodegenTable table = [] {
     ElementCodegenTable t;
     registerElementCodegen(t);
+    registerHloIntegerCodegen(t);
     return t;
   }();
   return table;
 }
 
 } // namespace
+
+// The reductions a fused loop accumulates (LoopCodegen.cpp, and the GPU
+// generator's row kernels): defined beside the element-wise table so that
+// this library alone answers what the JIT generates.
+bool emitsRowReduction(OpKind k) {
+  return k == OpKind::Sum || k == OpKind::Mean || k == OpKind::ReduceMax ||
+         k == OpKind::ReduceMin;
+}
 
 std::string elementCodegenProblems() {
   std::string missing;

@@ -9,8 +9,10 @@ random f32 params and chains 6 to 30 statements drawn from the operations
 the JIT fuses or treats specially: element-wise arithmetic and math with
 NumPy broadcasting, comparisons and select, reductions over the last or
 first axis (with and without keepdims), views (transpose, slices, reshape,
-expand_dims), matrix products, softmax and layernorm, casts, `for` loops
-that carry a value and `if` on a run-time condition. Some shapes are large
+expand_dims), matrix products, softmax and layernorm, casts, updates of
+part of a tensor (dynamic_update_slice, alone or rewriting rows of a loop's
+carried value, which the JIT does in place), `for` loops that carry a value
+and `if` on a run-time condition. Some shapes are large
 enough for the JIT to split loops among threads. Both backends must succeed
 and give the same results within a tolerance that allows for vector math
 and summation order (1e-4 relative to the result's magnitude).
@@ -189,7 +191,10 @@ class Gen:
             g = self.param((a.shape[-1],))
             b = self.param((a.shape[-1],))
             return self.emit("layernorm(%s, %s, %s)" % (a.name, g.name, b.name), a.shape, False)
-        if k < 0.93:  # a loop carrying a value
+        # (HLO-dialect updates: not on a hip device, which runs the core language)
+        if k < 0.90 and a.shape and not self.place:  # updates of part of a tensor
+            return self.update(a)
+        if k < 0.95:  # a loop carrying a value
             b = self.partner(a)
             n = r.randint(1, 5)
             name = self.fresh()
@@ -213,7 +218,32 @@ class Gen:
         self.vals.append(v)
         return v
 
+    def update(self, a):
+        """dynamic_update_slice of a block (starts possibly out of range:
+        clamped), or a loop rewriting one row of its carried value per step
+        (computed in place by the JIT when nothing else reads it)."""
+        r = self.r
+        name = self.fresh()
+        if r.random() < 0.5:
+            block = [r.randint(1, d) for d in a.shape]
+            u = self.param(block)
+            starts = ", ".join(str(r.randint(-2, d + 1)) for d in a.shape)
+            return self.emit("dynamic_update_slice(%s, %s, [%s])" % (a.name, u.name, starts),
+                             a.shape, a.exact and u.exact)
+        n, d0 = r.randint(1, 6), a.shape[0]
+        rest = list(a.shape[1:])
+        row = "reshape(h[i * 3 %% %d] * 0.5 + 1.0, [%s])" % (d0, ", ".join(str(x) for x in [1] + rest))
+        starts = ", ".join(["i * 3 %% %d" % d0] + ["0"] * len(rest))
+        init = a.name if r.random() < 0.5 else a.name + " * 1.0"
+        self.lines.append("  let %s = for i in 0..%d carry (h = %s) {" % (name, n, init))
+        self.lines.append("    yield dynamic_update_slice(h, %s, [%s])" % (row, starts))
+        self.lines.append("  }")
+        v = Val(name, a.shape, False)
+        self.vals.append(v)
+        return v
+
     def program(self, place=None):
+        self.place = place
         r = self.r
         if r.random() < 0.2:
             shape = r.choice(BIG)

@@ -1,6 +1,7 @@
 // Buffer planning for the JIT (backend/jit/BufferPlan.h): offset assignment,
-// sharing of arena slots by liveness, views instead of copies, and values
-// computed straight into their destinations.
+// sharing of arena slots by liveness, views instead of copies, values
+// computed straight into their destinations, and updates computed in the
+// buffer of the operand they update when, and only when, that is safe.
 #include "TestSupport.h"
 #include "stdlib/Registry.h"
 
@@ -217,6 +218,160 @@ fn main(x: f32[32, 32], c: bool) -> f32[32, 32] {
   int result = p.plan.rep(p.plan.loc(branch->results[0].get()).root);
   for (auto &r : branch->regions)
     EXPECT_EQ(p.plan.rep(p.plan.loc(stdlib::terminatorOf(*r)->operands[0]).root), result);
+}
+
+/// The first operation of kind `k` in `main`.
+const Operation *firstOp(const Planned &p, OpKind k) {
+  const Operation *found = nullptr;
+  walk(*p.main->body, [&](const Operation &op) {
+    if (op.kind == k && !found)
+      found = &op;
+  });
+  return found;
+}
+
+/// Whether update `op` was planned in its operand's buffer, and the plan
+/// agrees with itself: result 0 and operand 0 share a root exactly then.
+bool inPlace(const Planned &p, const Operation *op) {
+  bool shared = p.plan.rep(p.plan.loc(op->results[0].get()).root) ==
+                p.plan.rep(p.plan.loc(op->operands[0]).root);
+  EXPECT_EQ(shared, p.plan.inPlace.count(op) == 1u);
+  return p.plan.inPlace.count(op) == 1u;
+}
+
+TEST(BufferPlanTest, LoopCarriedUpdatesAreInPlace) {
+  // The benchmark's pattern: read one element, write it back, in a while
+  // loop whose state is returned.
+  Planned p = plan(R"(
+fn main(x0: f32[1000]) -> f32[1000] {
+  let (i, x) = while i < 100 carry (i = 0, x = x0) {
+    let v = x[i * 7 % 1000] + 1.0
+    yield i + 1, dynamic_update_slice(x, reshape(v, [1]), [i * 7 % 1000])
+  }
+  return x
+})");
+  const Operation *dus = firstOp(p, OpKind::DynamicUpdateSlice);
+  ASSERT_TRUE(dus);
+  EXPECT_TRUE(inPlace(p, dus));
+  // dynamic_index and the update are computed inline, not by kernels.
+  EXPECT_EQ(p.plan.inlined.count(dus), 1u);
+  EXPECT_EQ(p.plan.inlined.count(firstOp(p, OpKind::DynamicIndex)), 1u);
+  EXPECT_EQ(p.plan.handleOf.count(dus), 0u);
+  // The carried slot is the caller's result buffer: the loop's state is
+  // never copied, not even at the end.
+  const Operation *loop = firstOp(p, OpKind::While);
+  EXPECT_EQ(p.root(loop->results[1].get()).kind, Root::Kind::Result);
+}
+
+TEST(BufferPlanTest, DeadTemporariesAreUpdatedInPlace) {
+  Planned p = plan(R"(
+fn main(x: f32[64], u: f32[4], i: i64) -> f32[64] {
+  let t = x * 2.0
+  return dynamic_update_slice(t, u, [i]) + 1.0
+})");
+  EXPECT_TRUE(inPlace(p, firstOp(p, OpKind::DynamicUpdateSlice)));
+}
+
+TEST(BufferPlanTest, ALaterReadOfTheOldValueForcesACopy) {
+  Planned p = plan(R"(
+fn main(x: f32[64], u: f32[4], i: i64) -> f32[64] {
+  let t = x * 2.0
+  let y = dynamic_update_slice(t, u, [i])
+  return y - t
+})");
+  EXPECT_FALSE(inPlace(p, firstOp(p, OpKind::DynamicUpdateSlice)));
+}
+
+TEST(BufferPlanTest, ArgumentsAreNeverUpdatedInPlace) {
+  // The caller still owns its argument.
+  Planned p = plan(R"(
+fn main(x: f32[64], u: f32[4], i: i64) -> f32[64] {
+  return dynamic_update_slice(x, u, [i])
+})");
+  EXPECT_FALSE(inPlace(p, firstOp(p, OpKind::DynamicUpdateSlice)));
+}
+
+TEST(BufferPlanTest, ValuesFromOutsideALoopAreNotUpdatedInsideIt) {
+  // Every iteration must see `t` as it was before the loop.
+  Planned p = plan(R"(
+fn main(x: f32[64], u: f32[4]) -> f32[64] {
+  let t = x * 2.0
+  let s = for k in 0..4 carry (s = zeros(f32[64])) {
+    yield s + dynamic_update_slice(t, u, [k * 8])
+  }
+  return s
+})");
+  EXPECT_FALSE(inPlace(p, firstOp(p, OpKind::DynamicUpdateSlice)));
+}
+
+TEST(BufferPlanTest, ACarriedValueReadLaterInTheIterationIsCopied) {
+  // `b` takes the old `a`: the update of `a` cannot overwrite it.
+  Planned p = plan(R"(
+fn main(x: f32[64], u: f32[4]) -> (f32[64], f32[64]) {
+  let (a, b) = for k in 0..4 carry (a = x * 1.0, b = x * 1.0) {
+    yield dynamic_update_slice(a, u, [k]), a
+  }
+  return a, b
+})");
+  EXPECT_FALSE(inPlace(p, firstOp(p, OpKind::DynamicUpdateSlice)));
+}
+
+TEST(BufferPlanTest, AnUpdateReadingItsOwnOperandIsCopied) {
+  // The update is a slice of the operand: writing it in place would read
+  // elements it has already written.
+  Planned p = plan(R"(
+fn main(x: f32[64], i: i64) -> f32[64] {
+  let t = x * 2.0
+  return dynamic_update_slice(t, t[0:8], [i])
+})");
+  EXPECT_FALSE(inPlace(p, firstOp(p, OpKind::DynamicUpdateSlice)));
+}
+
+TEST(BufferPlanTest, AnUpdateInAWhileConditionIsCopied) {
+  // The condition reads the carried slot that the body then reads again.
+  Planned p = plan(R"(
+fn main(x: f32[64], u: f32[1]) -> f32[64] {
+  let x = while dynamic_update_slice(x, u, [0])[5] < 10.0 carry (x = x * 1.0) {
+    yield x + 1.0
+  }
+  return x
+})");
+  EXPECT_FALSE(inPlace(p, firstOp(p, OpKind::DynamicUpdateSlice)));
+}
+
+TEST(BufferPlanTest, ScattersAreUpdatedInPlace) {
+  Planned p = plan(R"(
+fn main(x: f32[16], idx: i32[3, 1], upd: f32[3]) -> f32[16] {
+  let s = for k in 0..5 carry (s = x * 1.0) {
+    yield scatter([s], idx, [upd], update_window_dims = [], inserted_window_dims = [0],
+                  scatter_dims_to_operand_dims = [0], index_vector_dim = 1, combiner = "add")
+  }
+  return s
+})");
+  const Operation *sc = firstOp(p, OpKind::Scatter);
+  ASSERT_TRUE(sc);
+  EXPECT_TRUE(inPlace(p, sc));
+  // An element scatter: the host code computes it, no kernel.
+  EXPECT_EQ(p.plan.inlined.count(sc), 1u);
+  EXPECT_EQ(p.plan.handleOf.count(sc), 0u);
+}
+
+TEST(BufferPlanTest, WindowScattersRunInPlaceOnTheirKernel) {
+  Planned p = plan(R"(
+fn main(x: f32[16], idx: i32[2, 1], upd: f32[2, 4]) -> f32[16] {
+  let s = for k in 0..5 carry (s = x * 1.0) {
+    yield scatter([s], idx, [upd], update_window_dims = [1], inserted_window_dims = [],
+                  scatter_dims_to_operand_dims = [0], index_vector_dim = 1, combiner = "add")
+  }
+  return s
+})");
+  const Operation *sc = firstOp(p, OpKind::Scatter);
+  ASSERT_TRUE(sc);
+  EXPECT_TRUE(inPlace(p, sc));
+  // A window of four elements per update: the kernel runs it, on the
+  // operand's own buffer (it skips its copy when the two are one).
+  EXPECT_EQ(p.plan.inlined.count(sc), 0u);
+  EXPECT_EQ(p.plan.handleOf.count(sc), 1u);
 }
 
 } // namespace
