@@ -18,6 +18,7 @@
 #include <llvm/IR/Module.h>
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace mdl::backend::jit {
@@ -57,6 +58,18 @@ struct FusionKernel {
 FusionKernel emitFusionKernel(llvm::Module &mod, const ir::Operation &fusion,
                               const std::vector<std::vector<int64_t>> &inputStrides,
                               const std::string &name, std::string &error);
+
+/// A value of a fusion that the loop of phase `phase` (the reductions in
+/// order, then the outputs) stores in row buffer `index` as it computes it,
+/// and later phases load instead of computing it again (RowCache.cpp).
+struct RowCacheSlot {
+  int phase = 0, index = 0;
+};
+/// The values of `region` (a fusion over `dims` whose last `innerRank` axes
+/// are reduced) worth keeping, with at most `budgetBytes` of row buffers.
+std::unordered_map<const ir::Value *, RowCacheSlot>
+planRowCache(const ir::Region &region, const std::vector<int64_t> &dims, int innerRank,
+             int64_t budgetBytes);
 
 /// The compute type of an element type (bool: i1; bf16 and f16: f32).
 llvm::Type *computeType(llvm::LLVMContext &c, ir::DType t);

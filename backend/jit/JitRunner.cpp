@@ -32,7 +32,7 @@ using namespace ir;
 namespace {
 
 /// Changes whenever generated code changes meaning: part of every cache key.
-constexpr const char *kCodegenVersion = "mdl-jit-4"; // 3: interrupt checks at loop back-edges; 4: typed device copies
+constexpr const char *kCodegenVersion = "mdl-jit-5"; // 3: interrupt checks at loop back-edges; 4: typed device copies; 5: products of halves
 
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t0) {

@@ -286,12 +286,14 @@ int32_t mdl_rt_matmul(RuntimeContext *, const int64_t *desc, const void *a, cons
                       void *c) {
   mdl::backend::jit::waitForWarmup();
   mdl::backend::jit::singleThreadedBlas();
-  if (desc[0] == 0)
+  if (desc[0] == mdl::backend::jit::kMatmulF32)
     mdl::backend::jit::matmul(desc, static_cast<const float *>(a), static_cast<const float *>(b),
                               static_cast<float *>(c));
-  else
+  else if (desc[0] == mdl::backend::jit::kMatmulF64)
     mdl::backend::jit::matmul(desc, static_cast<const double *>(a),
                               static_cast<const double *>(b), static_cast<double *>(c));
+  else
+    mdl::backend::jit::halfMatmul(desc, a, b, c);
   return 0;
 }
 

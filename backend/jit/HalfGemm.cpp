@@ -1,0 +1,461 @@
+// Matrix products on bf16 and f16 operands for JIT-compiled code (the
+// descriptor codes 2 to 5 of mdl_rt_matmul, Runtime.h): bf16 through
+// oneDNN's matmul primitive, which runs on the CPU's bf16 instructions
+// (AMX tiles or AVX512-BF16, whichever it finds at run time) and
+// accumulates in f32, as the interpreter's kernel does (f32 accumulation,
+// one rounding of the result).
+//
+// 1. The descriptor becomes groups of a batch with uniform strides (batch
+//    axes of size 1 dropped, neighbours merged), each matrix's rows and
+//    columns given by element strides, transposed operands as they are.
+// 2. The work is cut for the worker pool: runs of whole matrices when
+//    there are at least as many as threads, else each matrix in blocks of
+//    rows; every piece is one single-threaded primitive call.
+// 3. Primitives are made once per shape and layout and kept for the
+//    process (a table keyed by both): the first call of a call site pays
+//    for oneDNN's kernel generation, later ones look it up.
+// 4. oneDNN's fast kernels (brgemm) want each matrix dense, row- or
+//    column-major, and the batch dense; a piece whose operands are strided
+//    views (the heads of a packed QKV projection) is copied into dense
+//    per-thread buffers first when that makes oneDNN pick a faster kernel.
+// 5. f16 (which oneDNN 2.6 cannot multiply on the CPU), and bf16 wherever
+//    oneDNN refuses a shape, widen to f32, multiply with dnnl_sgemm and
+//    round the result: the interpreter's computation.
+// MDL_GEMM_TRACE=1 prints each primitive made, with the kernel oneDNN chose.
+#include "backend/jit/Runtime.h"
+#include "backend/jit/WorkerPool.h"
+#include "ir/Half.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace mdl::backend::jit {
+
+namespace {
+
+/// Multiply-adds below which a product stays on one thread: the bf16
+/// kernels do about 10x the f32 ones' work per cycle.
+constexpr int64_t kHalfParallel = int64_t(1) << 20;
+/// Rows below which a matrix is not cut further.
+constexpr int64_t kMinRows = 32;
+
+/// One operand's matrices: element strides of the batch (0: every batch
+/// reads the same matrix), the rows and the columns.
+struct Layout {
+  int64_t bs = 0, rs = 0, cs = 0;
+  bool operator==(const Layout &o) const { return bs == o.bs && rs == o.rs && cs == o.cs; }
+};
+
+/// A product of `batch` matrices: C[M, N] = A[M, K] B[K, N].
+struct Shape {
+  int code = 0, batch = 1;
+  int64_t M = 0, N = 0, K = 0;
+  Layout a, b, c;
+  bool operator==(const Shape &o) const {
+    return code == o.code && batch == o.batch && M == o.M && N == o.N && K == o.K && a == o.a &&
+           b == o.b && c == o.c;
+  }
+};
+
+struct ShapeHash {
+  size_t operator()(const Shape &s) const {
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t v : {int64_t(s.code), int64_t(s.batch), s.M, s.N, s.K, s.a.bs, s.a.rs, s.a.cs,
+                      s.b.bs, s.b.rs, s.b.cs, s.c.bs, s.c.rs, s.c.cs})
+      h = (h ^ uint64_t(v)) * 1099511628211ull;
+    return size_t(h);
+  }
+};
+
+bool isBf16(int code) { return code == kMatmulBf16 || code == kMatmulBf16F32; }
+bool outIsF32(int code) { return code == kMatmulBf16F32 || code == kMatmulF16F32; }
+size_t inBytes() { return 2; }
+size_t outBytes(int code) { return outIsF32(code) ? 4 : 2; }
+
+/// Dense: each matrix row- or column-major without gaps, batches back to
+/// back (or shared).
+bool dense(const Layout &l, int64_t rows, int64_t cols) {
+  bool rowMajor = l.cs == 1 && (l.rs == cols || rows == 1);
+  bool colMajor = l.rs == 1 && (l.cs == rows || cols == 1);
+  return (rowMajor || colMajor) && (l.bs == 0 || l.bs == rows * cols);
+}
+
+Layout rowMajorLayout(int64_t rows, int64_t cols, bool shared) {
+  return {shared ? 0 : rows * cols, cols, 1};
+}
+
+dnnl::engine &engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dnnl::memory::desc memDesc(const Layout &l, int batch, int64_t rows, int64_t cols,
+                           dnnl::memory::data_type t) {
+  // A shared operand is one matrix broadcast over the batch.
+  return dnnl::memory::desc({l.bs == 0 ? 1 : batch, rows, cols}, t,
+                            {l.bs == 0 ? rows * cols : l.bs, l.rs, l.cs});
+}
+
+/// A primitive for one shape, or the reason to take the f32 path instead.
+struct Entry {
+  bool usable = false;
+  dnnl::matmul prim;
+  dnnl::memory::desc a, b, c, scratch;
+  std::string impl;
+  /// Set when the operands given are copied into dense buffers first
+  /// (then `prim` is made for the dense layouts).
+  bool packA = false, packB = false, packC = false;
+};
+
+std::mutex tableMutex;
+std::unordered_map<Shape, std::unique_ptr<Entry>, ShapeHash> &table() {
+  static auto *t = new std::unordered_map<Shape, std::unique_ptr<Entry>, ShapeHash>();
+  return *t;
+}
+
+bool trace() {
+  static const bool on = [] {
+    const char *e = std::getenv("MDL_GEMM_TRACE");
+    return e && *e && *e != '0';
+  }();
+  return on;
+}
+
+/// Makes the primitive of `s` (with the layouts as given); false when
+/// oneDNN has none.
+bool makePrimitive(const Shape &s, Entry &e) {
+  using dt = dnnl::memory::data_type;
+  try {
+    e.a = memDesc(s.a, s.batch, s.M, s.K, dt::bf16);
+    e.b = memDesc(s.b, s.batch, s.K, s.N, dt::bf16);
+    e.c = memDesc(s.c, s.batch, s.M, s.N, outIsF32(s.code) ? dt::f32 : dt::bf16);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e.a, e.b, e.c), attr, engine());
+    e.impl = pd.impl_info_str();
+    e.scratch = pd.scratchpad_desc();
+    e.prim = dnnl::matmul(pd);
+    return true;
+  } catch (const dnnl::error &) {
+    return false;
+  }
+}
+
+const Entry &entryFor(const Shape &s) {
+  std::lock_guard<std::mutex> lock(tableMutex);
+  std::unique_ptr<Entry> &slot = table()[s];
+  if (slot)
+    return *slot;
+  slot = std::make_unique<Entry>();
+  Entry &e = *slot;
+  if (!isBf16(s.code))
+    return e; // f16: the f32 path
+  e.usable = makePrimitive(s, e);
+  // oneDNN's brgemm kernels are the fast ones; they take dense operands
+  // only. Try again on dense copies when the layouts as given got another.
+  if (!e.usable || e.impl.rfind("brg", 0) != 0) {
+    Shape d = s;
+    e.packA = !dense(s.a, s.M, s.K);
+    e.packB = !dense(s.b, s.K, s.N);
+    e.packC = !(s.c.cs == 1 && s.c.rs == s.N && (s.c.bs == s.M * s.N || s.batch == 1));
+    if (e.packA)
+      d.a = rowMajorLayout(s.M, s.K, s.a.bs == 0);
+    if (e.packB)
+      d.b = rowMajorLayout(s.K, s.N, s.b.bs == 0);
+    if (e.packC)
+      d.c = rowMajorLayout(s.M, s.N, false);
+    Entry packed;
+    if ((e.packA || e.packB || e.packC) && makePrimitive(d, packed) &&
+        packed.impl.rfind("brg", 0) == 0) {
+      packed.packA = e.packA;
+      packed.packB = e.packB;
+      packed.packC = e.packC;
+      packed.usable = true;
+      e = std::move(packed);
+    } else {
+      e.packA = e.packB = e.packC = false;
+    }
+  }
+  if (trace())
+    std::fprintf(stderr, "mdl gemm: %s %d x [%lld x %lld x %lld] a(%lld,%lld,%lld) b(%lld,%lld,%lld) "
+                 "c(%lld,%lld,%lld)%s%s%s: %s\n",
+                 isBf16(s.code) ? "bf16" : "f16", s.batch, (long long)s.M, (long long)s.N,
+                 (long long)s.K, (long long)s.a.bs, (long long)s.a.rs, (long long)s.a.cs,
+                 (long long)s.b.bs, (long long)s.b.rs, (long long)s.b.cs, (long long)s.c.bs,
+                 (long long)s.c.rs, (long long)s.c.cs, e.packA ? " pack-a" : "",
+                 e.packB ? " pack-b" : "", e.packC ? " pack-c" : "",
+                 e.usable ? e.impl.c_str() : "f32 sgemm");
+  return e;
+}
+
+/// Per-thread buffers (scratchpads, dense copies, f32 widenings).
+struct Buffers {
+  std::vector<char> scratch, a, b, c;
+  static char *grow(std::vector<char> &v, size_t bytes) {
+    if (v.size() < bytes)
+      v.resize(bytes);
+    return v.data();
+  }
+};
+
+Buffers &buffers() {
+  thread_local Buffers b;
+  return b;
+}
+
+dnnl::stream &threadStream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+/// Copies `batch` matrices [rows, cols] of `bytes`-byte elements laid out
+/// as `l` into dense row-major ones (or back, when `out`).
+void repack(const char *src, Layout l, char *dst, int batch, int64_t rows, int64_t cols,
+            size_t bytes, bool out) {
+  int nb = l.bs == 0 && !out ? 1 : batch;
+  for (int n = 0; n < nb; ++n)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        size_t strided = size_t(n * l.bs + i * l.rs + j * l.cs) * bytes;
+        size_t packed = size_t((n * rows + i) * cols + j) * bytes;
+        if (out)
+          std::memcpy(const_cast<char *>(src) + strided, dst + packed, bytes);
+        else
+          std::memcpy(dst + packed, src + strided, bytes);
+      }
+}
+
+float widen(int code, uint16_t h) {
+  return isBf16(code) ? ir::bf16ToFloat(h) : ir::halfToFloat(h);
+}
+
+/// The interpreter's computation: operands widened to f32, one sgemm per
+/// matrix, the result rounded (or kept, for an f32 result).
+void f32Path(const Shape &s, const char *a, const char *b, char *c) {
+  Buffers &buf = buffers();
+  float *fa = reinterpret_cast<float *>(Buffers::grow(buf.a, size_t(s.M * s.K) * 4));
+  float *fb = reinterpret_cast<float *>(Buffers::grow(buf.b, size_t(s.K * s.N) * 4));
+  float *fc = reinterpret_cast<float *>(Buffers::grow(buf.c, size_t(s.M * s.N) * 4));
+  auto at = [](const char *p, int64_t i) {
+    uint16_t h;
+    std::memcpy(&h, p + i * 2, 2);
+    return h;
+  };
+  for (int n = 0; n < s.batch; ++n) {
+    for (int64_t i = 0; i < s.M; ++i)
+      for (int64_t k = 0; k < s.K; ++k)
+        fa[i * s.K + k] = widen(s.code, at(a, n * s.a.bs + i * s.a.rs + k * s.a.cs));
+    for (int64_t k = 0; k < s.K; ++k)
+      for (int64_t j = 0; j < s.N; ++j)
+        fb[k * s.N + j] = widen(s.code, at(b, n * s.b.bs + k * s.b.rs + j * s.b.cs));
+    dnnl_sgemm('N', 'N', s.M, s.N, s.K, 1.f, fa, s.K, fb, s.N, 0.f, fc, s.N);
+    for (int64_t i = 0; i < s.M; ++i)
+      for (int64_t j = 0; j < s.N; ++j) {
+        float v = fc[i * s.N + j];
+        int64_t o = n * s.c.bs + i * s.c.rs + j * s.c.cs;
+        if (outIsF32(s.code)) {
+          std::memcpy(c + o * 4, &v, 4);
+        } else {
+          uint16_t h = isBf16(s.code) ? ir::floatToBf16(v) : ir::floatToHalf(v);
+          std::memcpy(c + o * 2, &h, 2);
+        }
+      }
+  }
+}
+
+/// One piece of work: `s` on these pointers, on the calling thread.
+void runPiece(const Shape &s, const char *a, const char *b, char *c) {
+  const Entry &e = entryFor(s);
+  if (!e.usable) {
+    f32Path(s, a, b, c);
+    return;
+  }
+  Buffers &buf = buffers();
+  int nbA = s.a.bs == 0 ? 1 : s.batch, nbB = s.b.bs == 0 ? 1 : s.batch;
+  const char *pa = a, *pb = b;
+  char *pc = c;
+  if (e.packA) {
+    char *d = Buffers::grow(buf.a, size_t(nbA * s.M * s.K) * inBytes());
+    repack(a, s.a, d, nbA, s.M, s.K, inBytes(), false);
+    pa = d;
+  }
+  if (e.packB) {
+    char *d = Buffers::grow(buf.b, size_t(nbB * s.K * s.N) * inBytes());
+    repack(b, s.b, d, nbB, s.K, s.N, inBytes(), false);
+    pb = d;
+  }
+  if (e.packC)
+    pc = Buffers::grow(buf.c, size_t(s.batch * s.M * s.N) * outBytes(s.code));
+  dnnl::engine &eng = engine();
+  dnnl::memory ma(e.a, eng, const_cast<char *>(pa)), mb(e.b, eng, const_cast<char *>(pb)),
+      mc(e.c, eng, pc),
+      ms(e.scratch, eng, Buffers::grow(buf.scratch, std::max<size_t>(e.scratch.get_size(), 1)));
+  e.prim.execute(threadStream(), {{DNNL_ARG_SRC, ma},
+                                  {DNNL_ARG_WEIGHTS, mb},
+                                  {DNNL_ARG_DST, mc},
+                                  {DNNL_ARG_SCRATCHPAD, ms}});
+  if (e.packC)
+    repack(c, s.c, pc, s.batch, s.M, s.N, outBytes(s.code), true);
+}
+
+/// A run of matrices with uniform strides: `count` of them from these
+/// element offsets.
+struct Group {
+  int64_t count, a, b, c;
+};
+
+/// The product cut into pieces for the pool.
+struct Job {
+  Shape base; // batch 1; layouts with the uniform batch strides
+  std::vector<Group> groups;
+  const char *a, *b;
+  char *c;
+  // Pieces: matrices [first, last) of the groups taken in order (whole
+  // matrices), or, when `rowParts` > 1, matrix `t / rowParts`'s block of
+  // rows `t % rowParts`.
+  int64_t total = 0, parts = 1, rowParts = 1;
+};
+
+void runRange(const Job &j, int64_t first, int64_t last) {
+  size_t ob = outBytes(j.base.code);
+  int64_t start = 0;
+  for (const Group &g : j.groups) {
+    int64_t lo = std::max(first, start), hi = std::min(last, start + g.count);
+    if (lo < hi) {
+      Shape s = j.base;
+      s.batch = int(hi - lo);
+      int64_t n = lo - start;
+      runPiece(s, j.a + (g.a + n * s.a.bs) * int64_t(inBytes()),
+               j.b + (g.b + n * s.b.bs) * int64_t(inBytes()), j.c + (g.c + n * s.c.bs) * int64_t(ob));
+    }
+    start += g.count;
+  }
+}
+
+void piece(void *p, int64_t t) {
+  const Job &j = *static_cast<const Job *>(p);
+  if (j.rowParts <= 1) {
+    runRange(j, j.total * t / j.parts, j.total * (t + 1) / j.parts);
+    return;
+  }
+  int64_t m = t / j.rowParts, r = t % j.rowParts;
+  // Matrix m: find its group.
+  int64_t start = 0;
+  for (const Group &g : j.groups) {
+    if (m < start + g.count) {
+      Shape s = j.base;
+      int64_t n = m - start;
+      int64_t lo = s.M * r / j.rowParts, hi = s.M * (r + 1) / j.rowParts;
+      if (hi <= lo)
+        return;
+      s.M = hi - lo;
+      runPiece(s, j.a + (g.a + n * s.a.bs + lo * s.a.rs) * int64_t(inBytes()),
+               j.b + (g.b + n * s.b.bs) * int64_t(inBytes()),
+               j.c + (g.c + n * s.c.bs + lo * s.c.rs) * int64_t(outBytes(s.code)));
+      return;
+    }
+    start += g.count;
+  }
+}
+
+} // namespace
+
+void halfMatmul(const int64_t *d, const void *a, const void *b, void *c) {
+  int64_t rank = d[1];
+  bool ta = d[2], tb = d[3];
+  Job j;
+  Shape &s = j.base;
+  s.code = int(d[0]);
+  s.M = d[4], s.N = d[5], s.K = d[6];
+  int64_t lda = d[7], ldb = d[8], ldc = d[9];
+  s.a = ta ? Layout{0, 1, lda} : Layout{0, lda, 1};
+  s.b = tb ? Layout{0, 1, ldb} : Layout{0, ldb, 1};
+  s.c = Layout{0, ldc, 1};
+  j.a = static_cast<const char *>(a);
+  j.b = static_cast<const char *>(b);
+  j.c = static_cast<char *>(c);
+  const int64_t *batch = d + 10, *as = batch + rank, *bs = as + rank, *cs = bs + rank;
+  int64_t count = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    count *= batch[i];
+  if (count == 0 || s.M == 0 || s.N == 0)
+    return;
+  if (s.K == 0) {
+    // An empty contraction: zeros (in either output type, all bits 0).
+    size_t ob = outBytes(s.code);
+    std::vector<int64_t> idx(size_t(rank), 0);
+    for (int64_t n = 0; n < count; ++n) {
+      int64_t off = 0;
+      for (int64_t i = 0; i < rank; ++i)
+        off += idx[size_t(i)] * cs[i];
+      for (int64_t i = 0; i < s.M; ++i)
+        std::memset(j.c + (off + i * ldc) * int64_t(ob), 0, size_t(s.N) * ob);
+      for (int64_t i = rank; i-- > 0;) {
+        if (++idx[size_t(i)] < batch[i])
+          break;
+        idx[size_t(i)] = 0;
+      }
+    }
+    return;
+  }
+  // Batch axes of size 1 dropped, neighbours with compatible strides
+  // merged; the innermost run gives the uniform strides.
+  struct Axis {
+    int64_t n, a, b, c;
+  };
+  std::vector<Axis> axes;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (batch[i] == 1)
+      continue;
+    Axis x{batch[i], as[i], bs[i], cs[i]};
+    if (!axes.empty()) {
+      Axis &p = axes.back();
+      if (p.a == x.a * x.n && p.b == x.b * x.n && p.c == x.c * x.n) {
+        p = {p.n * x.n, x.a, x.b, x.c};
+        continue;
+      }
+    }
+    axes.push_back(x);
+  }
+  Axis inner = axes.empty() ? Axis{1, 0, 0, 0} : axes.back();
+  s.a.bs = inner.a, s.b.bs = inner.b, s.c.bs = inner.c;
+  int64_t outer = count / inner.n;
+  std::vector<int64_t> idx(axes.empty() ? 0 : axes.size() - 1, 0);
+  for (int64_t g = 0; g < outer; ++g) {
+    Group grp{inner.n, 0, 0, 0};
+    for (size_t i = 0; i < idx.size(); ++i) {
+      grp.a += idx[i] * axes[i].a;
+      grp.b += idx[i] * axes[i].b;
+      grp.c += idx[i] * axes[i].c;
+    }
+    j.groups.push_back(grp);
+    for (size_t i = idx.size(); i-- > 0;) {
+      if (++idx[i] < axes[i].n)
+        break;
+      idx[i] = 0;
+    }
+  }
+  j.total = count;
+  WorkerPool &pool = WorkerPool::get();
+  int threads = pool.size();
+  if (count * s.M * s.N * s.K >= kHalfParallel && threads > 1) {
+    if (count >= threads) {
+      j.parts = std::min<int64_t>(count, threads);
+    } else if (s.M >= 2 * kMinRows) {
+      j.rowParts = std::min<int64_t>(threads / count, s.M / kMinRows);
+      j.rowParts = std::max<int64_t>(j.rowParts, 1);
+      j.parts = count * j.rowParts;
+    }
+  }
+  pool.run(j.parts, piece, &j, WorkerPool::Schedule::Static);
+}
+
+} // namespace mdl::backend::jit
