@@ -99,7 +99,8 @@ private:
                                                                                 : DType::F32));
       if (isFloat(v->type.dtype) && variesInside(v) && cost(v) >= kMinCost &&
           used_ + bytes <= budget_) {
-        kept_[v] = {first->second, int(kept_.size())};
+        int index = int(kept_.size());
+        kept_[v] = {first->second, index};
         used_ += bytes;
         return;
       }
