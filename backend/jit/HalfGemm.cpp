@@ -18,7 +18,12 @@
 //    column-major, and the batch dense; a piece whose operands are strided
 //    views (the heads of a packed QKV projection) is copied into dense
 //    per-thread buffers first when that makes oneDNN pick a faster kernel.
-// 5. f16 (which oneDNN 2.6 cannot multiply on the CPU), and bf16 wherever
+// 5. A constant rhs (one in a global's memory: a weight, passed down to a
+//    function or not) is reordered once per run into the blocked layout
+//    oneDNN's kernels read (else every call copies it into that layout
+//    again: a quarter of a ViT product's time), kept in the run's
+//    RuntimeContext.
+// 6. f16 (which oneDNN 2.6 cannot multiply on the CPU), and bf16 wherever
 //    oneDNN refuses a shape, widen to f32, multiply with dnnl_sgemm and
 //    round the result: the interpreter's computation.
 // MDL_GEMM_TRACE=1 prints each primitive made, with the kernel oneDNN chose.
@@ -59,9 +64,10 @@ struct Shape {
   int code = 0, batch = 1;
   int64_t M = 0, N = 0, K = 0;
   Layout a, b, c;
+  bool constantB = false;
   bool operator==(const Shape &o) const {
     return code == o.code && batch == o.batch && M == o.M && N == o.N && K == o.K && a == o.a &&
-           b == o.b && c == o.c;
+           b == o.b && c == o.c && constantB == o.constantB;
   }
 };
 
@@ -69,7 +75,7 @@ struct ShapeHash {
   size_t operator()(const Shape &s) const {
     uint64_t h = 1469598103934665603ull;
     for (int64_t v : {int64_t(s.code), int64_t(s.batch), s.M, s.N, s.K, s.a.bs, s.a.rs, s.a.cs,
-                      s.b.bs, s.b.rs, s.b.cs, s.c.bs, s.c.rs, s.c.cs})
+                      s.b.bs, s.b.rs, s.b.cs, s.c.bs, s.c.rs, s.c.cs, int64_t(s.constantB)})
       h = (h ^ uint64_t(v)) * 1099511628211ull;
     return size_t(h);
   }
@@ -97,11 +103,24 @@ dnnl::engine &engine() {
   return e;
 }
 
+/// One operand's descriptor: two-dimensional for a single matrix (oneDNN
+/// 2.6's brgemm runs a batch of one 15 to 40% slower than the same
+/// two-dimensional product), else with the batch first; a shared operand
+/// is one matrix broadcast over the batch.
 dnnl::memory::desc memDesc(const Layout &l, int batch, int64_t rows, int64_t cols,
                            dnnl::memory::data_type t) {
-  // A shared operand is one matrix broadcast over the batch.
+  if (batch == 1)
+    return dnnl::memory::desc({rows, cols}, t, {l.rs, l.cs});
   return dnnl::memory::desc({l.bs == 0 ? 1 : batch, rows, cols}, t,
                             {l.bs == 0 ? rows * cols : l.bs, l.rs, l.cs});
+}
+
+/// The descriptor of an operand whose layout oneDNN chooses.
+dnnl::memory::desc anyDesc(bool shared, int batch, int64_t rows, int64_t cols,
+                           dnnl::memory::data_type t) {
+  if (batch == 1)
+    return dnnl::memory::desc({rows, cols}, t, dnnl::memory::format_tag::any);
+  return dnnl::memory::desc({shared ? 1 : batch, rows, cols}, t, dnnl::memory::format_tag::any);
 }
 
 /// A primitive for one shape, or the reason to take the f32 path instead.
@@ -113,6 +132,8 @@ struct Entry {
   /// Set when the operands given are copied into dense buffers first
   /// (then `prim` is made for the dense layouts).
   bool packA = false, packB = false, packC = false;
+  /// The rhs is read from its copy in `b`'s (blocked) layout, made once.
+  bool blockedB = false;
 };
 
 std::mutex tableMutex;
@@ -129,26 +150,38 @@ bool trace() {
   return on;
 }
 
-/// Makes the primitive of `s` (with the layouts as given); false when
-/// oneDNN has none.
-bool makePrimitive(const Shape &s, Entry &e) {
+/// Makes the primitive of `s` (with the layouts as given, or the rhs in
+/// whatever layout oneDNN prefers when `blockedB`); false when oneDNN has
+/// none.
+bool makePrimitive(const Shape &s, Entry &e, bool blockedB = false) {
   using dt = dnnl::memory::data_type;
   try {
     e.a = memDesc(s.a, s.batch, s.M, s.K, dt::bf16);
-    e.b = memDesc(s.b, s.batch, s.K, s.N, dt::bf16);
+    e.b = blockedB ? anyDesc(s.b.bs == 0, s.batch, s.K, s.N, dt::bf16)
+                   : memDesc(s.b, s.batch, s.K, s.N, dt::bf16);
     e.c = memDesc(s.c, s.batch, s.M, s.N, outIsF32(s.code) ? dt::f32 : dt::bf16);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e.a, e.b, e.c), attr, engine());
     e.impl = pd.impl_info_str();
     e.scratch = pd.scratchpad_desc();
+    e.b = pd.weights_desc();
+    e.blockedB = blockedB;
     e.prim = dnnl::matmul(pd);
+    e.usable = true;
     return true;
   } catch (const dnnl::error &) {
     return false;
   }
 }
 
+bool fast(const Entry &e) { return e.usable && e.impl.rfind("brg", 0) == 0; }
+
+/// The way to run `s`, chosen once: oneDNN's fast kernels (brgemm) if some
+/// layout gets them, trying in turn the layouts as given, then dense copies
+/// of the operands that are strided views; each with a constant rhs in
+/// oneDNN's blocked layout first. Else whatever oneDNN offers for the
+/// layouts as given, else the f32 path.
 const Entry &entryFor(const Shape &s) {
   std::lock_guard<std::mutex> lock(tableMutex);
   std::unique_ptr<Entry> &slot = table()[s];
@@ -158,40 +191,45 @@ const Entry &entryFor(const Shape &s) {
   Entry &e = *slot;
   if (!isBf16(s.code))
     return e; // f16: the f32 path
-  e.usable = makePrimitive(s, e);
-  // oneDNN's brgemm kernels are the fast ones; they take dense operands
-  // only. Try again on dense copies when the layouts as given got another.
-  if (!e.usable || e.impl.rfind("brg", 0) != 0) {
+  bool packA = !dense(s.a, s.M, s.K), packB = !dense(s.b, s.K, s.N);
+  bool packC = !(s.c.cs == 1 && s.c.rs == s.N && (s.c.bs == s.M * s.N || s.batch == 1));
+  for (bool blocked : {true, false}) {
+    if (blocked && !s.constantB)
+      continue;
+    Entry direct;
+    if (makePrimitive(s, direct, blocked) && fast(direct)) {
+      e = std::move(direct);
+      break;
+    }
     Shape d = s;
-    e.packA = !dense(s.a, s.M, s.K);
-    e.packB = !dense(s.b, s.K, s.N);
-    e.packC = !(s.c.cs == 1 && s.c.rs == s.N && (s.c.bs == s.M * s.N || s.batch == 1));
-    if (e.packA)
+    bool copyB = packB && !blocked;
+    if (packA)
       d.a = rowMajorLayout(s.M, s.K, s.a.bs == 0);
-    if (e.packB)
+    if (copyB)
       d.b = rowMajorLayout(s.K, s.N, s.b.bs == 0);
-    if (e.packC)
+    if (packC)
       d.c = rowMajorLayout(s.M, s.N, false);
     Entry packed;
-    if ((e.packA || e.packB || e.packC) && makePrimitive(d, packed) &&
-        packed.impl.rfind("brg", 0) == 0) {
-      packed.packA = e.packA;
-      packed.packB = e.packB;
-      packed.packC = e.packC;
-      packed.usable = true;
+    if ((packA || copyB || packC) && makePrimitive(d, packed, blocked) && fast(packed)) {
+      packed.packA = packA;
+      packed.packB = copyB;
+      packed.packC = packC;
       e = std::move(packed);
-    } else {
-      e.packA = e.packB = e.packC = false;
+      break;
     }
+  }
+  if (!fast(e)) {
+    e = Entry();
+    makePrimitive(s, e);
   }
   if (trace())
     std::fprintf(stderr, "mdl gemm: %s %d x [%lld x %lld x %lld] a(%lld,%lld,%lld) b(%lld,%lld,%lld) "
-                 "c(%lld,%lld,%lld)%s%s%s: %s\n",
+                 "c(%lld,%lld,%lld)%s%s%s%s: %s\n",
                  isBf16(s.code) ? "bf16" : "f16", s.batch, (long long)s.M, (long long)s.N,
                  (long long)s.K, (long long)s.a.bs, (long long)s.a.rs, (long long)s.a.cs,
                  (long long)s.b.bs, (long long)s.b.rs, (long long)s.b.cs, (long long)s.c.bs,
-                 (long long)s.c.rs, (long long)s.c.cs, e.packA ? " pack-a" : "",
-                 e.packB ? " pack-b" : "", e.packC ? " pack-c" : "",
+                 (long long)s.c.rs, (long long)s.c.cs, e.blockedB ? " blocked-b" : "",
+                 e.packA ? " pack-a" : "", e.packB ? " pack-b" : "", e.packC ? " pack-c" : "",
                  e.usable ? e.impl.c_str() : "f32 sgemm");
   return e;
 }
@@ -216,21 +254,86 @@ dnnl::stream &threadStream() {
   return s;
 }
 
-/// Copies `batch` matrices [rows, cols] of `bytes`-byte elements laid out
-/// as `l` into dense row-major ones (or back, when `out`).
+/// Copies `batch` matrices [rows, cols] of T laid out as `l` into dense
+/// row-major ones (or back, when `out`): whole rows when they are
+/// contiguous, else along the source's unit-stride axis.
+template <typename T>
+void repackAs(const char *src, Layout l, char *dst, int batch, int64_t rows, int64_t cols,
+              bool out) {
+  int nb = l.bs == 0 && !out ? 1 : batch;
+  T *d = reinterpret_cast<T *>(dst);
+  T *s = reinterpret_cast<T *>(const_cast<char *>(src));
+  for (int n = 0; n < nb; ++n) {
+    T *strided = s + n * l.bs, *packed = d + int64_t(n) * rows * cols;
+    if (l.cs == 1) {
+      for (int64_t i = 0; i < rows; ++i) {
+        T *a = strided + i * l.rs, *b = packed + i * cols;
+        std::memcpy(out ? a : b, out ? b : a, size_t(cols) * sizeof(T));
+      }
+    } else if (l.rs == 1) {
+      for (int64_t j = 0; j < cols; ++j)
+        for (int64_t i = 0; i < rows; ++i) {
+          T &a = strided[i + j * l.cs], &b = packed[i * cols + j];
+          out ? a = b : b = a;
+        }
+    } else {
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) {
+          T &a = strided[i * l.rs + j * l.cs], &b = packed[i * cols + j];
+          out ? a = b : b = a;
+        }
+    }
+  }
+}
+
 void repack(const char *src, Layout l, char *dst, int batch, int64_t rows, int64_t cols,
             size_t bytes, bool out) {
-  int nb = l.bs == 0 && !out ? 1 : batch;
-  for (int n = 0; n < nb; ++n)
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j) {
-        size_t strided = size_t(n * l.bs + i * l.rs + j * l.cs) * bytes;
-        size_t packed = size_t((n * rows + i) * cols + j) * bytes;
-        if (out)
-          std::memcpy(const_cast<char *>(src) + strided, dst + packed, bytes);
-        else
-          std::memcpy(dst + packed, src + strided, bytes);
-      }
+  if (bytes == 4)
+    repackAs<uint32_t>(src, l, dst, batch, rows, cols, out);
+  else
+    repackAs<uint16_t>(src, l, dst, batch, rows, cols, out);
+}
+
+} // namespace
+
+/// Constant rhs operands reordered into a primitive's weights layout, by
+/// address and layout: one per weight (and per layout oneDNN asks for).
+struct PackedOperands {
+  struct Item {
+    const void *source;
+    dnnl::memory::desc layout;
+    dnnl::memory mem;
+  };
+  std::mutex m;
+  std::unordered_map<const void *, std::vector<Item>> items;
+};
+
+std::shared_ptr<PackedOperands> makePackedOperands() { return std::make_shared<PackedOperands>(); }
+
+namespace {
+
+/// The blocked copy of the constant rhs at `b` (laid out as `from`) in
+/// layout `to`, made on first use.
+const void *blockedRhs(RuntimeContext *ctx, const char *b, const dnnl::memory::desc &from,
+                       const dnnl::memory::desc &to) {
+  if (!ctx->packed)
+    return nullptr;
+  PackedOperands &p = *ctx->packed;
+  std::lock_guard<std::mutex> lock(p.m);
+  std::vector<PackedOperands::Item> &v = p.items[b];
+  for (const PackedOperands::Item &it : v)
+    if (it.layout == to)
+      return it.mem.get_data_handle();
+  try {
+    dnnl::memory src(from, engine(), const_cast<char *>(b)), dst(to, engine());
+    dnnl::stream &st = threadStream();
+    dnnl::reorder(src, dst).execute(st, src, dst);
+    st.wait();
+    v.push_back({b, to, dst});
+    return dst.get_data_handle();
+  } catch (const dnnl::error &) {
+    return nullptr;
+  }
 }
 
 float widen(int code, uint16_t h) {
@@ -272,8 +375,20 @@ void f32Path(const Shape &s, const char *a, const char *b, char *c) {
 }
 
 /// One piece of work: `s` on these pointers, on the calling thread.
-void runPiece(const Shape &s, const char *a, const char *b, char *c) {
+void runPiece(RuntimeContext *ctx, const Shape &s, const char *a, const char *b, char *c) {
   const Entry &e = entryFor(s);
+  if (e.usable && e.blockedB) {
+    const void *blocked = blockedRhs(
+        ctx, b, memDesc(s.b, s.batch, s.K, s.N, dnnl::memory::data_type::bf16), e.b);
+    if (!blocked) {
+      // No context to keep it in: a product with the rhs as it is.
+      Shape plain = s;
+      plain.constantB = false;
+      runPiece(ctx, plain, a, b, c);
+      return;
+    }
+    b = static_cast<const char *>(blocked);
+  }
   if (!e.usable) {
     f32Path(s, a, b, c);
     return;
@@ -287,7 +402,7 @@ void runPiece(const Shape &s, const char *a, const char *b, char *c) {
     repack(a, s.a, d, nbA, s.M, s.K, inBytes(), false);
     pa = d;
   }
-  if (e.packB) {
+  if (e.packB && !e.blockedB) {
     char *d = Buffers::grow(buf.b, size_t(nbB * s.K * s.N) * inBytes());
     repack(b, s.b, d, nbB, s.K, s.N, inBytes(), false);
     pb = d;
@@ -314,6 +429,7 @@ struct Group {
 
 /// The product cut into pieces for the pool.
 struct Job {
+  RuntimeContext *ctx;
   Shape base; // batch 1; layouts with the uniform batch strides
   std::vector<Group> groups;
   const char *a, *b;
@@ -333,7 +449,7 @@ void runRange(const Job &j, int64_t first, int64_t last) {
       Shape s = j.base;
       s.batch = int(hi - lo);
       int64_t n = lo - start;
-      runPiece(s, j.a + (g.a + n * s.a.bs) * int64_t(inBytes()),
+      runPiece(j.ctx, s, j.a + (g.a + n * s.a.bs) * int64_t(inBytes()),
                j.b + (g.b + n * s.b.bs) * int64_t(inBytes()), j.c + (g.c + n * s.c.bs) * int64_t(ob));
     }
     start += g.count;
@@ -357,7 +473,7 @@ void piece(void *p, int64_t t) {
       if (hi <= lo)
         return;
       s.M = hi - lo;
-      runPiece(s, j.a + (g.a + n * s.a.bs + lo * s.a.rs) * int64_t(inBytes()),
+      runPiece(j.ctx, s, j.a + (g.a + n * s.a.bs + lo * s.a.rs) * int64_t(inBytes()),
                j.b + (g.b + n * s.b.bs) * int64_t(inBytes()),
                j.c + (g.c + n * s.c.bs + lo * s.c.rs) * int64_t(outBytes(s.code)));
       return;
@@ -368,12 +484,14 @@ void piece(void *p, int64_t t) {
 
 } // namespace
 
-void halfMatmul(const int64_t *d, const void *a, const void *b, void *c) {
+void halfMatmul(RuntimeContext *ctx, const int64_t *d, const void *a, const void *b, void *c) {
   int64_t rank = d[1];
   bool ta = d[2], tb = d[3];
   Job j;
+  j.ctx = ctx;
   Shape &s = j.base;
   s.code = int(d[0]);
+  s.constantB = ctx && ctx->packed && ctx->inGlobal(b);
   s.M = d[4], s.N = d[5], s.K = d[6];
   int64_t lda = d[7], ldb = d[8], ldc = d[9];
   s.a = ta ? Layout{0, 1, lda} : Layout{0, lda, 1};

@@ -16,6 +16,7 @@
 #include <llvm/Support/thread.h>
 #include <llvm/Support/xxhash.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -145,6 +146,7 @@ bool JitRunner::Impl::compile() {
   ctx.devices = &devices;
   ctx.diags = &diags;
   ctx.out = &out;
+  ctx.packed = makePackedOperands();
   ctx.call = [this](const std::string &fn, const std::vector<Tensor> &args,
                     std::vector<Tensor> &results) -> std::optional<std::string> {
     auto r = call(fn, args);
@@ -311,6 +313,12 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
     return internal("load() got " + std::to_string(globalValues.size()) + " globals for " +
                     std::to_string(m.globals.size()));
   globals = globalValues;
+  for (const Tensor &g : globals)
+    if (g.valid() && g.byteSize() > 0) {
+      const char *p = static_cast<const char *>(g.raw());
+      ctx.globalRanges.push_back({p, p + g.byteSize()});
+    }
+  std::sort(ctx.globalRanges.begin(), ctx.globalRanges.end());
   // `cpu(threads = N)`: the host's kernels and loops use N threads.
   for (const Device &d : m.devices)
     if (d.intArg("threads", 0) > 0)

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -58,8 +59,13 @@ inline int64_t matmulCode(ir::DType operand, ir::DType result) {
   return -1;
 }
 
+struct RuntimeContext;
 /// The products on halves (codes 2 to 5), on the worker pool (HalfGemm.cpp).
-void halfMatmul(const int64_t *desc, const void *a, const void *b, void *c);
+void halfMatmul(RuntimeContext *ctx, const int64_t *desc, const void *a, const void *b, void *c);
+/// Constant rhs operands in a product library's own layout, made on first
+/// use and kept for the run (HalfGemm.cpp).
+struct PackedOperands;
+std::shared_ptr<PackedOperands> makePackedOperands();
 
 /// The descriptor mdl_rt_copy takes for a static type: {dtype (mdl_dtype),
 /// rank, dims...}.
@@ -81,6 +87,15 @@ struct RuntimeContext {
   std::function<std::optional<std::string>(const std::string &, const std::vector<Tensor> &,
                                            std::vector<Tensor> &)>
       call;
+
+  /// Where the globals' bytes are (sorted [begin, end) ranges of host
+  /// memory): they never change during a run, so a product whose operand
+  /// lies there may keep it in its library's layout, in `packed` (freed
+  /// with the context).
+  std::vector<std::pair<const char *, const char *>> globalRanges;
+  std::shared_ptr<PackedOperands> packed;
+  /// Whether `p` points into a global.
+  bool inGlobal(const void *p) const;
 
   /// Reports an error and returns 1 (what the run-time functions return).
   int32_t fail(const std::string &code, const ir::Location &loc, const std::string &msg);

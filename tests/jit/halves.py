@@ -15,7 +15,8 @@ Cases: matrix products of every layout the runtime reads in place
 (transposed operands, strided views such as the heads of a packed QKV
 projection, batches with a shared operand, four-dimensional batches, a
 single row or column, a contraction of one) and large enough to be cut
-among threads; HLO dot_general with contracting and batch axes anywhere and
+among threads, weights (kept in oneDNN's blocked layout) read directly,
+through a function argument, batched or sliced; HLO dot_general with contracting and batch axes anywhere and
 an f32 result from bf16 operands; HLO reduce with named reducers and
 neutral or other inits; softmax, log_softmax and layernorm rows (short,
 ViT-sized, longer than the row buffers hold) and fused chains around them.
@@ -80,6 +81,21 @@ fn main(x: bf16[197, 2304]) -> bf16[197, 768] {
   return reshape(transpose(p @ v, perm = [1, 0, 2]), [197, 768])
 }
 """, [("bf16", (197, 2304))]),
+    # Weights (globals) are kept in oneDNN's blocked layout for the run,
+    # whether read directly, through a function's argument, batched, or as
+    # a strided slice.
+    ("mm_weights", "mdl", """
+param w : bf16[256, 384] = random_normal(seed = 3, std = 0.05)
+param wb : bf16[4, 64, 48] = random_normal(seed = 4, std = 0.1)
+fn layer(x: bf16[100, 256], w: bf16[256, 384]) -> bf16[100, 384] {
+  return x @ w
+}
+fn main(x: bf16[100, 256], y: bf16[4, 30, 64]) -> (bf16[100, 384], bf16[100, 384], bf16[4, 30, 48], bf16[100, 128], f32[100, 384]) {
+  let a = layer(x, w)
+  let b = layer(x * 0.5, w)
+  return a, b, y @ wb, x @ w[:, 100:228], cast(a, f32) + cast(x @ w, f32)
+}
+""", [("bf16", (100, 256)), ("bf16", (4, 30, 64))]),
     ("dot_f32_result", "hlo", """HloModule m
 ENTRY e {
   a = bf16[8,24,32]{2,1,0} parameter(0)
