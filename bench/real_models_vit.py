@@ -24,24 +24,22 @@ counted FLOPs, the limit (FLOPs at the machine's bf16 matrix rate,
 measured with oneDNN by bench/bf16_rate), mdl's compile time, and the
 largest difference between mdl's logits and PyTorch's.
 
-Also importable: bench/real_models.py uses vit_program(), write_vit(),
-vit_flops() and run_torch().
+Also importable: bench/real_models.py can call measure() (a dict of every
+figure) and report(), or use vit_program(), write_vit() and vit_flops().
 """
 import argparse
 import json
 import os
-import re
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PY = "/usr/bin/python3"  # Debian's NumPy and PyTorch
+sys.path.insert(0, HERE)
+import real_models_util as U  # noqa: E402
 
 VIT = {"layers": 12, "d": 768, "heads": 12, "mlp": 3072, "patch": 16, "image": 224,
        "classes": 1000}
@@ -49,50 +47,6 @@ VIT = {"layers": 12, "d": 768, "heads": 12, "mlp": 3072, "patch": 16, "image": 2
 
 def tokens():
     return (VIT["image"] // VIT["patch"]) ** 2 + 1  # 197
-
-
-# --- bf16 files ----------------------------------------------------------------
-
-def to_bf16_bits(a):
-    """float32 array -> uint16 bf16 bits, rounded to nearest even (as torch)."""
-    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    return r
-
-
-def from_bf16_bits(b):
-    return (b.astype(np.uint32) << 16).view(np.float32)
-
-
-def save_bf16_safetensors(path, tensors):
-    """{name: float32 array} -> a safetensors file of BF16 tensors."""
-    header, blobs, offset = {}, [], 0
-    for name, array in tensors.items():
-        data = to_bf16_bits(array).tobytes()
-        header[name] = {"dtype": "BF16", "shape": list(np.shape(array)),
-                        "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
-        blobs.append(data)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
-
-
-def save_bf16_npy(path, array):
-    """bf16 as mdl reads it from .npy: two-byte void ('<V2')."""
-    bits = to_bf16_bits(array).reshape(np.shape(array))
-    np.save(path, bits.view(np.dtype("V2")))
-
-
-def load_npy(path):
-    a = np.load(path)
-    if a.dtype.kind == "V" and a.dtype.itemsize == 2:
-        return from_bf16_bits(a.reshape(-1).view(np.uint16)).reshape(a.shape)
-    return a
 
 
 # --- The model ---------------------------------------------------------------------
@@ -197,7 +151,7 @@ def vit_weights(model):
 
 def vit_input():
     x = np.random.default_rng(14).standard_normal((1, 3, VIT["image"], VIT["image"]))
-    return from_bf16_bits(to_bf16_bits(x.astype(np.float32))).reshape(x.shape)
+    return U.round_bf16(x.astype(np.float32))
 
 
 def write_vit(work):
@@ -205,8 +159,8 @@ def write_vit(work):
     os.makedirs(work, exist_ok=True)
     with open(os.path.join(work, "vit.mdl"), "w") as f:
         f.write(vit_program())
-    save_bf16_safetensors(os.path.join(work, "vit.safetensors"), vit_weights(torch_vit()))
-    save_bf16_npy(os.path.join(work, "vit_x.npy"), vit_input())
+    U.save_bf16_safetensors(os.path.join(work, "vit.safetensors"), vit_weights(torch_vit()))
+    U.save_bf16_npy(os.path.join(work, "vit_x.npy"), vit_input())
 
 
 def vit_flops():
@@ -219,36 +173,9 @@ def vit_flops():
 
 # --- Running -------------------------------------------------------------------------
 
-def env_with(extra):
-    e = dict(os.environ)
-    e.update(extra)
-    return e
-
-
-def run_mdl(mdl, work, repeat, extra_env=None):
-    cmd = [mdl, "run", os.path.join(work, "vit.mdl"), "-q", "--repeat", str(repeat),
-           "--timings", "--input=img=" + os.path.join(work, "vit_x.npy")]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env_with(extra_env or {}),
-                       timeout=1800)
-    m = re.search(r"repeat \d+: min ([\d.]+) us, median ([\d.]+) us", p.stderr)
-    t = re.search(r"timings \(ms\):(.*)", p.stderr)
-    if p.returncode != 0 or not m or not t:
-        raise RuntimeError("mdl failed: %s\n%s" % (" ".join(cmd), p.stderr[-3000:]))
-    phases = {k: float(v) for k, v in re.findall(r"(\w+)=([\d.]+)", t.group(1))}
-    return float(m.group(2)), sum(v for k, v in phases.items() if k != "run")
-
-
 def run_torch(mode, threads, extra, repeat, save=None):
-    """PyTorch in a fresh process (this script with --peer)."""
-    cmd = [PY, os.path.abspath(__file__), "--peer", mode, "--repeat", str(repeat)]
-    if threads:
-        cmd += ["--threads", str(threads)]
-    if save:
-        cmd += ["--save", save]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env_with(extra), timeout=1800)
-    if p.returncode != 0:
-        return None
-    return json.loads(p.stdout.strip().splitlines()[-1])["median_us"]
+    """torchvision's model in a fresh process (this script with --peer)."""
+    return U.run_peer(os.path.abspath(__file__), ["--peer", mode], threads, extra, repeat, save)
 
 
 def peer_main(mode, threads, repeat, save):
@@ -263,39 +190,69 @@ def peer_main(mode, threads, repeat, save):
         out = model(x)
         if save:
             np.save(save, out.float().numpy())
-        t_end = time.perf_counter() + 1.0  # warm up
-        while time.perf_counter() < t_end:
-            model(x)
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            model(x)
-            times.append((time.perf_counter() - t0) * 1e6)
-    print(json.dumps({"median_us": statistics.median(times), "min_us": min(times)}))
+        print(json.dumps(U.time_calls(lambda: model(x), repeat, 1.0)))
 
 
-def bf16_rate(tool):
-    """GFLOP/s of oneDNN's bf16 matrix product on this machine (bf16_rate)."""
-    if not tool or not os.path.exists(tool):
-        return None
-    p = subprocess.run([tool], capture_output=True, text=True, timeout=600)
-    if p.returncode != 0:
-        return None
-    return json.loads(p.stdout.strip().splitlines()[-1])
+def measure(mdl, work, rounds=3, repeat=20, rate_tool=None, log=sys.stderr):
+    """Everything the report gives, as a dict (see main)."""
+    mdl = os.path.abspath(mdl)
+    load_before = os.getloadavg()
+    write_vit(work)
+    program, inputs = os.path.join(work, "vit.mdl"), ["img=" + os.path.join(work, "vit_x.npy")]
+
+    # Same logits as PyTorch, within bf16 rounding.
+    out = os.path.join(work, "vit_out")
+    subprocess.run([mdl, "run", program, "-q", "--out", out] + ["--input=" + i for i in inputs],
+                   check=True)
+    run_torch("torch-eager", 0, {}, 1, save=os.path.join(work, "vit_torch.npy"))
+    got = U.load_npy(os.path.join(out, "0.npy")).astype(np.float64)
+    want = np.load(os.path.join(work, "vit_torch.npy")).astype(np.float64)
+
+    times = {"mdl": []}
+    compile_ms = []
+    for r in range(rounds):
+        print("vit: round %d of %d" % (r + 1, rounds), file=log)
+        t, c = U.run_mdl(mdl, program, inputs, repeat)
+        times["mdl"].append(t)
+        compile_ms.append(c)
+        for name, mode, threads, extra in U.PEERS:
+            t = run_torch(mode, threads, extra, max(3, repeat // 2))
+            if t is not None:
+                times.setdefault(name, []).append(t)
+    rate = U.bf16_rate(rate_tool or U.default_tool(mdl, "bf16_rate"))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    best = min(v for k, v in med.items() if k != "mdl")
+    flops = vit_flops()
+    res = {"workload": "ViT-B/16 in bf16, batch 1 (torchvision vit_b_16)", "flops": flops,
+           "times_us": med, "ratio": med["mdl"] / best, "compile_ms": statistics.median(compile_ms),
+           "max_abs_diff": float(np.abs(got - want).max()),
+           "max_abs_ref": float(np.abs(want).max()),
+           "load": [load_before[0], os.getloadavg()[0]], "bf16_rate": rate}
+    if rate:
+        res["limit_us"] = flops / (rate["gflops"] * 1e9) * 1e6
+    return res
 
 
-PEERS = [
-    # name, mode, threads, environment
-    ("torch eager (default)", "torch-eager", 0, {}),
-    ("torch eager (best)", "torch-eager", 2, {"OMP_WAIT_POLICY": "passive"}),
-    ("torch jit trace+freeze (best)", "torch-jit", 2, {"OMP_WAIT_POLICY": "passive"}),
-]
+def report(res, rounds):
+    flops = res["flops"]
+    print("%s: %.1f GFLOP, median of %d interleaved rounds; load average %.2f before, %.2f after"
+          % (res["workload"], flops / 1e9, rounds, res["load"][0], res["load"][1]))
+    for k, v in res["times_us"].items():
+        print("  %-32s %9.2f ms  %7.1f GFLOP/s" % (k, v / 1e3, flops / v / 1e3))
+    print("  ratio mdl / fastest PyTorch: %.2f" % res["ratio"])
+    print("  mdl compile (parse to runnable): %.0f ms" % res["compile_ms"])
+    rate = res.get("bf16_rate")
+    if rate:
+        print("  limit at oneDNN's bf16 rate (%.0f GFLOP/s on %d threads, %s): %.2f ms"
+              % (rate["gflops"], rate["threads"], rate["impl"], res["limit_us"] / 1e3))
+    print("  results: max |mdl - PyTorch| %.3g (largest |PyTorch| %.3g)"
+          % (res["max_abs_diff"], res["max_abs_ref"]))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mdl", default=os.path.join(HERE, "..", "build", "bin", "mdl"))
-    ap.add_argument("--bf16-rate", default=None)
+    ap.add_argument("--bf16-rate", default=None, help="bench/bf16_rate (default: beside mdl)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--work", default=None)
@@ -307,55 +264,9 @@ def main():
     if a.peer:
         peer_main(a.peer, a.threads, a.repeat, a.save)
         return 0
-    mdl = os.path.abspath(a.mdl)
-    rate_tool = a.bf16_rate or os.path.join(os.path.dirname(os.path.dirname(mdl)), "bench",
-                                            "bf16_rate")
-    work = a.work or tempfile.mkdtemp(prefix="mdl-vit-")
-    load_before = os.getloadavg()
-    write_vit(work)
-
-    # Same logits as PyTorch, within bf16 rounding.
-    out = os.path.join(work, "vit_out")
-    subprocess.run([mdl, "run", os.path.join(work, "vit.mdl"), "-q", "--out", out,
-                    "--input=img=" + os.path.join(work, "vit_x.npy")], check=True)
-    run_torch("torch-eager", 0, {}, 1, save=os.path.join(work, "vit_torch.npy"))
-    got = load_npy(os.path.join(out, "0.npy")).astype(np.float64)
-    want = np.load(os.path.join(work, "vit_torch.npy")).astype(np.float64)
-    diff = float(np.abs(got - want).max())
-    scale = float(np.abs(want).max())
-
-    times = {"mdl": []}
-    compile_ms = []
-    for r in range(a.rounds):
-        print("round %d of %d" % (r + 1, a.rounds), file=sys.stderr)
-        t, c = run_mdl(mdl, work, a.repeat)
-        times["mdl"].append(t)
-        compile_ms.append(c)
-        for name, mode, threads, extra in PEERS:
-            t = run_torch(mode, threads, extra, max(3, a.repeat // 2))
-            if t is not None:
-                times.setdefault(name, []).append(t)
-    rate = bf16_rate(rate_tool)
-    load_after = os.getloadavg()
-    med = {k: statistics.median(v) for k, v in times.items()}
-    best = min(v for k, v in med.items() if k != "mdl")
-    flops = vit_flops()
-    res = {"workload": "ViT-B/16 bf16, batch 1", "gflop": flops / 1e9, "times_us": med,
-           "ratio": med["mdl"] / best, "compile_ms": statistics.median(compile_ms),
-           "max_abs_diff": diff, "max_abs_logit": scale,
-           "load": [load_before[0], load_after[0]], "bf16_rate": rate}
-    if rate:
-        res["limit_us"] = flops / (rate["gflops"] * 1e9) * 1e6
-    print("ViT-B/16 bf16 (%.1f GFLOP), median of %d rounds; load %.2f before, %.2f after"
-          % (flops / 1e9, a.rounds, load_before[0], load_after[0]))
-    for k, v in med.items():
-        print("  %-32s %9.1f ms  %6.1f GFLOP/s" % (k, v / 1e3, flops / v / 1e3))
-    print("  ratio mdl / fastest PyTorch: %.2f" % res["ratio"])
-    print("  mdl compile (parse to runnable): %.0f ms" % res["compile_ms"])
-    if rate:
-        print("  limit at oneDNN's bf16 rate (%.0f GFLOP/s, %s): %.1f ms"
-              % (rate["gflops"], rate.get("impl", "?"), res["limit_us"] / 1e3))
-    print("  logits: max |mdl - PyTorch| %.3g (largest |logit| %.3g)" % (diff, scale))
+    res = measure(a.mdl, a.work or tempfile.mkdtemp(prefix="mdl-vit-"), a.rounds, a.repeat,
+                  a.bf16_rate)
+    report(res, a.rounds)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)

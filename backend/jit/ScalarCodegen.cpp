@@ -311,7 +311,15 @@ void registerElementCodegen(ElementCodegenTable &t) {
   });
   t.add(OpKind::Div, [](const ElementArgs &args) -> Value * {
     MDL_ELEMENT_ARGS(args);
-    return fl ? b.CreateFDiv(a[0], a[1]) : floorDiv(b, t, a[0], a[1]);
+    if (!fl)
+      return floorDiv(b, t, a[0], a[1]);
+    Value *q = b.CreateFDiv(a[0], a[1]);
+    // A half result keeps 8 or 11 bits: x * (1 / y), which LICM makes of a
+    // division by a loop-invariant y (softmax's row sum), rounds to the
+    // same half but near ties, and a multiply is ten times cheaper.
+    if (isHalf(rt))
+      llvm::cast<llvm::Instruction>(q)->setHasAllowReciprocal(true);
+    return q;
   });
   t.add(OpKind::Mod, [](const ElementArgs &args) -> Value * {
     MDL_ELEMENT_ARGS(args);

@@ -12,11 +12,14 @@
 //    the kernels' statistics and intermediates are f32 too, and a fused
 //    loop widens on load and rounds on store anyway, so the casts cost
 //    nothing there. HLO operations with a core equivalent are rewritten
-//    too (CanonicalizeHlo.cpp).
+//    too (CanonicalizeHlo.cpp). Before that, a region's segments of one
+//    device are merged where only cheap constant globals separate them
+//    (SegmentMerge.cpp); after it, a segment's views between element-wise
+//    operations are simplified (ViewSimplify.cpp).
 // 2. Every later use of the old result reads the new one.
 // New operations keep the original's device, placement and location.
 #include "ir/passes/Canonicalize.h"
-#include "ir/passes/Expander.h"
+#include "ir/passes/CanonicalizeInternal.h"
 #include "stdlib/DeviceKinds.h"
 #include "stdlib/Registry.h"
 
@@ -156,7 +159,7 @@ void remap(Operation &op, const ValueMap &map) {
 }
 
 int canonicalizeRegion(const Module &m, Region &r) {
-  int rewritten = 0;
+  int rewritten = mergeSegments(m, r);
   ValueMap map;
   std::vector<std::unique_ptr<Operation>> out;
   out.reserve(r.ops.size());
@@ -168,6 +171,8 @@ int canonicalizeRegion(const Module &m, Region &r) {
     for (auto &sub : op->regions)
       if (prepared)
         rewritten += canonicalizeRegion(m, *sub);
+    if (prepared && op->kind == OpKind::Segment)
+      rewritten += simplifyViews(*op->regions[0]);
     if (!prepared || !decomposable(*op)) {
       out.push_back(std::move(op));
       continue;

@@ -18,7 +18,7 @@
 //    element type of the result (`dtype`, e.g. f32 from bf16 operands) is
 //    kept.
 #include "ir/passes/Canonicalize.h"
-#include "ir/passes/Expander.h"
+#include "ir/passes/CanonicalizeInternal.h"
 #include "ir/Half.h"
 #include "stdlib/Registry.h"
 

@@ -1,7 +1,8 @@
-// Internal to canonicalize (Canonicalize.cpp, CanonicalizeHlo.cpp): builds
-// the operations that replace one operation, each with the original's
+// Internal to canonicalize (Canonicalize.cpp and the files of its rules:
+// CanonicalizeHlo.cpp, SegmentMerge.cpp, ViewSimplify.cpp): the builder of
+// the operations that replace one operation (each with the original's
 // device, placement and location, its type from the operation table's
-// shape rule.
+// shape rule), and the rules' entry points.
 #pragma once
 
 #include "ir/IR.h"
@@ -48,5 +49,16 @@ bool rewritesHlo(const ir::Operation &op);
 /// The replacement of such an operation (null when it turns out not to
 /// apply).
 ir::Value *expandHlo(Expander &ex);
+
+/// In a region of the host program: cheap constant globals computed inside
+/// the segments that read them, and neighbouring segments of one device
+/// merged (SegmentMerge.cpp). Returns the number of changes.
+int mergeSegments(const ir::Module &m, ir::Region &r);
+
+/// In a segment's body: reshape chains collapsed, unit-axis reshapes
+/// pushed into what they reshape (reductions keep their axes), broadcasts
+/// left to element-wise broadcasting, dead operations dropped
+/// (ViewSimplify.cpp). Returns the number of changes.
+int simplifyViews(ir::Region &segmentBody);
 
 } // namespace mdl::passes
