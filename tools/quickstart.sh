@@ -29,6 +29,7 @@ packages=(
   libssl-dev libasio-dev                      # the mpc device: TLS, certificates, channels
   libedit-dev                                 # mdl repl's line editing and history (BSD editline)
   python3 python3-numpy                       # test drivers, example weights
+  python3-torch python3-torchvision           # benchmark peers (bench/peers.py, real_models_*.py)
   graphviz                                    # mdl graph -o g.svg
   dpkg-dev file                               # cpack's .deb (the package test)
 )

@@ -327,25 +327,11 @@ private:
     int64_t points = 1;
     for (int64_t e : cd_)
       points *= e;
-    std::vector<llvm::Metadata *> hints = {nullptr};
-    auto hint = [&](const char *name, int value) {
-      llvm::Metadata *h[] = {llvm::MDString::get(c_, name),
-                             llvm::ConstantAsMetadata::get(b_.getInt32(uint32_t(value)))};
-      hints.push_back(llvm::MDNode::get(c_, h));
-    };
     if (d + 1 == stop && cd_[d] >= 512 && points >= (int64_t(1) << 16) &&
-        region_.ops.size() >= 8)
-      hint("llvm.loop.interleave.count", 4);
-    // An f32 sum accumulates in double: the vectorizer's cost model then
-    // picks 4 lanes when the loop body is long (an inline exp), a quarter
-    // of what the rest of the body runs at; 16 keeps it full width.
-    bool doubleSum = false;
-    for (Value *v : carried)
-      doubleSum |= v->getType()->isDoubleTy();
-    if (d + 1 == stop && cd_[d] >= 16 && doubleSum)
-      hint("llvm.loop.vectorize.width", 16);
-    if (hints.size() > 1) {
-      llvm::MDNode *self = llvm::MDNode::getDistinct(c_, hints);
+        region_.ops.size() >= 8) {
+      llvm::Metadata *ic[] = {llvm::MDString::get(c_, "llvm.loop.interleave.count"),
+                              llvm::ConstantAsMetadata::get(b_.getInt32(4))};
+      llvm::MDNode *self = llvm::MDNode::getDistinct(c_, {nullptr, llvm::MDNode::get(c_, ic)});
       self->replaceOperandWith(0, self);
       back->setMetadata(llvm::LLVMContext::MD_loop, self);
     }
