@@ -10,7 +10,9 @@
 //    columns given by element strides, transposed operands as they are.
 // 2. The work is cut for the worker pool: runs of whole matrices when
 //    there are at least as many as threads, else each matrix in blocks of
-//    rows; every piece is one single-threaded primitive call.
+//    columns (a weight times a few hundred rows: each thread then reads
+//    only its part of the weight) or of rows; every piece is one
+//    single-threaded primitive call.
 // 3. Primitives are made once per shape and layout and kept for the
 //    process (a table keyed by both): the first call of a call site pays
 //    for oneDNN's kernel generation, later ones look it up.
@@ -51,6 +53,8 @@ namespace {
 constexpr int64_t kHalfParallel = int64_t(1) << 20;
 /// Rows below which a matrix is not cut further.
 constexpr int64_t kMinRows = 32;
+/// Rows below which a product with a weight is cut by columns.
+constexpr int64_t kMaxColumnSplitRows = 1024;
 
 /// One operand's matrices: element strides of the batch (0: every batch
 /// reads the same matrix), the rows and the columns.
@@ -435,9 +439,10 @@ struct Job {
   const char *a, *b;
   char *c;
   // Pieces: matrices [first, last) of the groups taken in order (whole
-  // matrices), or, when `rowParts` > 1, matrix `t / rowParts`'s block of
-  // rows `t % rowParts`.
-  int64_t total = 0, parts = 1, rowParts = 1;
+  // matrices), or, when `split` > 1, matrix `t / split`'s block `t % split`
+  // of rows (or of columns, in multiples of 64, when `byColumns`).
+  int64_t total = 0, parts = 1, split = 1;
+  bool byColumns = false;
 };
 
 void runRange(const Job &j, int64_t first, int64_t last) {
@@ -458,24 +463,37 @@ void runRange(const Job &j, int64_t first, int64_t last) {
 
 void piece(void *p, int64_t t) {
   const Job &j = *static_cast<const Job *>(p);
-  if (j.rowParts <= 1) {
+  if (j.split <= 1) {
     runRange(j, j.total * t / j.parts, j.total * (t + 1) / j.parts);
     return;
   }
-  int64_t m = t / j.rowParts, r = t % j.rowParts;
+  int64_t m = t / j.split, r = t % j.split;
   // Matrix m: find its group.
   int64_t start = 0;
   for (const Group &g : j.groups) {
     if (m < start + g.count) {
       Shape s = j.base;
       int64_t n = m - start;
-      int64_t lo = s.M * r / j.rowParts, hi = s.M * (r + 1) / j.rowParts;
+      int64_t len = j.byColumns ? s.N : s.M, align = j.byColumns ? 64 : 1;
+      auto cut = [&](int64_t k) {
+        return k == j.split ? len : std::min(len, (len * k / j.split + align - 1) / align * align);
+      };
+      int64_t lo = cut(r), hi = cut(r + 1);
       if (hi <= lo)
         return;
-      s.M = hi - lo;
-      runPiece(j.ctx, s, j.a + (g.a + n * s.a.bs + lo * s.a.rs) * int64_t(inBytes()),
-               j.b + (g.b + n * s.b.bs) * int64_t(inBytes()),
-               j.c + (g.c + n * s.c.bs + lo * s.c.rs) * int64_t(outBytes(s.code)));
+      const char *a = j.a + (g.a + n * s.a.bs) * int64_t(inBytes());
+      const char *b = j.b + (g.b + n * s.b.bs) * int64_t(inBytes());
+      char *c = j.c + (g.c + n * s.c.bs) * int64_t(outBytes(s.code));
+      if (j.byColumns) {
+        s.N = hi - lo;
+        b += lo * s.b.cs * int64_t(inBytes());
+        c += lo * s.c.cs * int64_t(outBytes(s.code));
+      } else {
+        s.M = hi - lo;
+        a += lo * s.a.rs * int64_t(inBytes());
+        c += lo * s.c.rs * int64_t(outBytes(s.code));
+      }
+      runPiece(j.ctx, s, a, b, c);
       return;
     }
     start += g.count;
@@ -565,12 +583,19 @@ void halfMatmul(RuntimeContext *ctx, const int64_t *d, const void *a, const void
   WorkerPool &pool = WorkerPool::get();
   int threads = pool.size();
   if (count * s.M * s.N * s.K >= kHalfParallel && threads > 1) {
+    int64_t each = std::max<int64_t>(threads / count, 1);
     if (count >= threads) {
       j.parts = std::min<int64_t>(count, threads);
+    } else if (s.constantB && s.M < kMaxColumnSplitRows && s.N >= 2 * 64 * each) {
+      // A weight times few rows (a ViT's 197 tokens): each thread reads its
+      // own columns of the weight instead of all of it, and brgemm's row
+      // blocks stay whole.
+      j.split = std::min<int64_t>(each, s.N / 64);
+      j.byColumns = true;
+      j.parts = count * j.split;
     } else if (s.M >= 2 * kMinRows) {
-      j.rowParts = std::min<int64_t>(threads / count, s.M / kMinRows);
-      j.rowParts = std::max<int64_t>(j.rowParts, 1);
-      j.parts = count * j.rowParts;
+      j.split = std::max<int64_t>(std::min<int64_t>(each, s.M / kMinRows), 1);
+      j.parts = count * j.split;
     }
   }
   pool.run(j.parts, piece, &j, WorkerPool::Schedule::Static);
