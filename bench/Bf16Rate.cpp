@@ -9,8 +9,8 @@
 // OpenMP's threads and then on one; each timed for about half a second
 // after a warm-up, the best of three runs. Prints one JSON line:
 // {"gflops": ..., "gflops_1thread": ..., "threads": ..., "impl": ...}.
-#include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
 #include <chrono>

@@ -27,7 +27,8 @@ Value *u32(llvm::IRBuilder<> &b, uint32_t v, Value *like) {
 Value *bitsToBf16(llvm::IRBuilder<> &b, Value *u) {
   Value *nan = b.CreateICmpUGT(b.CreateAnd(u, u32(b, 0x7fffffffu, u)), u32(b, 0x7f800000u, u));
   Value *odd = b.CreateAnd(b.CreateLShr(u, u32(b, 16, u)), u32(b, 1, u));
-  Value *rounded = b.CreateLShr(b.CreateAdd(b.CreateAdd(u, u32(b, 0x7fffu, u)), odd), u32(b, 16, u));
+  Value *rounded =
+      b.CreateLShr(b.CreateAdd(b.CreateAdd(u, u32(b, 0x7fffu, u)), odd), u32(b, 16, u));
   Value *quiet = b.CreateOr(b.CreateLShr(u, u32(b, 16, u)), u32(b, 0x40u, u));
   return b.CreateSelect(nan, quiet, rounded);
 }

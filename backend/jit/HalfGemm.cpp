@@ -227,7 +227,8 @@ const Entry &entryFor(const Shape &s) {
     makePrimitive(s, e);
   }
   if (trace())
-    std::fprintf(stderr, "mdl gemm: %s %d x [%lld x %lld x %lld] a(%lld,%lld,%lld) b(%lld,%lld,%lld) "
+    std::fprintf(stderr,
+                 "mdl gemm: %s %d x [%lld x %lld x %lld] a(%lld,%lld,%lld) b(%lld,%lld,%lld) "
                  "c(%lld,%lld,%lld)%s%s%s%s: %s\n",
                  isBf16(s.code) ? "bf16" : "f16", s.batch, (long long)s.M, (long long)s.N,
                  (long long)s.K, (long long)s.a.bs, (long long)s.a.rs, (long long)s.a.cs,
@@ -340,9 +341,7 @@ const void *blockedRhs(RuntimeContext *ctx, const char *b, const dnnl::memory::d
   }
 }
 
-float widen(int code, uint16_t h) {
-  return isBf16(code) ? ir::bf16ToFloat(h) : ir::halfToFloat(h);
-}
+float widen(int code, uint16_t h) { return isBf16(code) ? ir::bf16ToFloat(h) : ir::halfToFloat(h); }
 
 /// The interpreter's computation: operands widened to f32, one sgemm per
 /// matrix, the result rounded (or kept, for an f32 result).
@@ -382,8 +381,8 @@ void f32Path(const Shape &s, const char *a, const char *b, char *c) {
 void runPiece(RuntimeContext *ctx, const Shape &s, const char *a, const char *b, char *c) {
   const Entry &e = entryFor(s);
   if (e.usable && e.blockedB) {
-    const void *blocked = blockedRhs(
-        ctx, b, memDesc(s.b, s.batch, s.K, s.N, dnnl::memory::data_type::bf16), e.b);
+    const void *blocked =
+        blockedRhs(ctx, b, memDesc(s.b, s.batch, s.K, s.N, dnnl::memory::data_type::bf16), e.b);
     if (!blocked) {
       // No context to keep it in: a product with the rhs as it is.
       Shape plain = s;
@@ -417,10 +416,9 @@ void runPiece(RuntimeContext *ctx, const Shape &s, const char *a, const char *b,
   dnnl::memory ma(e.a, eng, const_cast<char *>(pa)), mb(e.b, eng, const_cast<char *>(pb)),
       mc(e.c, eng, pc),
       ms(e.scratch, eng, Buffers::grow(buf.scratch, std::max<size_t>(e.scratch.get_size(), 1)));
-  e.prim.execute(threadStream(), {{DNNL_ARG_SRC, ma},
-                                  {DNNL_ARG_WEIGHTS, mb},
-                                  {DNNL_ARG_DST, mc},
-                                  {DNNL_ARG_SCRATCHPAD, ms}});
+  e.prim.execute(
+      threadStream(),
+      {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_SCRATCHPAD, ms}});
   if (e.packC)
     repack(c, s.c, pc, s.batch, s.M, s.N, outBytes(s.code), true);
 }
@@ -455,7 +453,8 @@ void runRange(const Job &j, int64_t first, int64_t last) {
       s.batch = int(hi - lo);
       int64_t n = lo - start;
       runPiece(j.ctx, s, j.a + (g.a + n * s.a.bs) * int64_t(inBytes()),
-               j.b + (g.b + n * s.b.bs) * int64_t(inBytes()), j.c + (g.c + n * s.c.bs) * int64_t(ob));
+               j.b + (g.b + n * s.b.bs) * int64_t(inBytes()),
+               j.c + (g.c + n * s.c.bs) * int64_t(ob));
     }
     start += g.count;
   }

@@ -36,8 +36,7 @@ constexpr int kMinCost = 4;
 
 class Planner {
 public:
-  Planner(const Region &region, const std::vector<int64_t> &dims, int innerRank,
-          int64_t budget)
+  Planner(const Region &region, const std::vector<int64_t> &dims, int innerRank, int64_t budget)
       : region_(region), dims_(dims), inner_(innerRank), budget_(budget) {
     for (int64_t a = int64_t(dims.size()) - innerRank; a < int64_t(dims.size()); ++a)
       points_ *= dims[size_t(a)];
@@ -95,8 +94,8 @@ private:
       return;
     auto first = firstPhase_.find(v);
     if (first != firstPhase_.end() && first->second < phase) {
-      int64_t bytes = points_ * int64_t(dtypeSize(v->type.dtype == DType::F64 ? DType::F64
-                                                                                : DType::F32));
+      int64_t bytes =
+          points_ * int64_t(dtypeSize(v->type.dtype == DType::F64 ? DType::F64 : DType::F32));
       if (isFloat(v->type.dtype) && variesInside(v) && cost(v) >= kMinCost &&
           used_ + bytes <= budget_) {
         int index = int(kept_.size());

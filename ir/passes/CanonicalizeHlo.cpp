@@ -17,9 +17,9 @@
 //    product then reads operands as they are, transposed or strided. The
 //    element type of the result (`dtype`, e.g. f32 from bf16 operands) is
 //    kept.
+#include "ir/Half.h"
 #include "ir/passes/Canonicalize.h"
 #include "ir/passes/CanonicalizeInternal.h"
-#include "ir/Half.h"
 #include "stdlib/Registry.h"
 
 #include <algorithm>
@@ -51,18 +51,38 @@ std::optional<double> scalarConstant(const Value *v) {
   if (d.bytes.size() < dtypeSize(d.type.dtype))
     return std::nullopt;
   switch (d.type.dtype) {
-  case DType::F32: { float f; std::memcpy(&f, p, 4); return double(f); }
-  case DType::F64: { double f; std::memcpy(&f, p, 8); return f; }
-  case DType::BF16: case DType::F16: {
+  case DType::F32: {
+    float f;
+    std::memcpy(&f, p, 4);
+    return double(f);
+  }
+  case DType::F64: {
+    double f;
+    std::memcpy(&f, p, 8);
+    return f;
+  }
+  case DType::BF16:
+  case DType::F16: {
     uint16_t h;
     std::memcpy(&h, p, 2);
     return double(d.type.dtype == DType::BF16 ? bf16ToFloat(h) : halfToFloat(h));
   }
-  case DType::I32: { int32_t i; std::memcpy(&i, p, 4); return double(i); }
-  case DType::I64: { int64_t i; std::memcpy(&i, p, 8); return double(i); }
-  case DType::I8: return double(int8_t(p[0]));
-  case DType::U8: return double(p[0]);
-  case DType::Bool: return std::nullopt;
+  case DType::I32: {
+    int32_t i;
+    std::memcpy(&i, p, 4);
+    return double(i);
+  }
+  case DType::I64: {
+    int64_t i;
+    std::memcpy(&i, p, 8);
+    return double(i);
+  }
+  case DType::I8:
+    return double(int8_t(p[0]));
+  case DType::U8:
+    return double(p[0]);
+  case DType::Bool:
+    return std::nullopt;
   }
   return std::nullopt;
 }
@@ -87,8 +107,7 @@ bool rewritesDot(const Operation &op) {
     return false;
   const TensorType &a = op.operands[0]->type, &b = op.operands[1]->type;
   return isFloat(a.dtype) && a.dtype == b.dtype && isFloat(op.results[0]->type.dtype) &&
-         a.isStatic() && b.isStatic() && op.results[0]->type.isStatic() &&
-         !isMatmulFormDot(op);
+         a.isStatic() && b.isStatic() && op.results[0]->type.isStatic() && !isMatmulFormDot(op);
 }
 
 Value *expandReduce(Expander &ex) {
@@ -102,8 +121,8 @@ Value *expandReduce(Expander &ex) {
   if (r == "add")
     return y;
   double init = *scalarConstant(op.operands[1]);
-  bool neutral = isFloat(op.operands[0]->type.dtype) && std::isinf(init) &&
-                 (r == "max" ? init < 0 : init > 0);
+  bool neutral =
+      isFloat(op.operands[0]->type.dtype) && std::isinf(init) && (r == "max" ? init < 0 : init > 0);
   if (neutral)
     return y;
   return ex.emit(r == "max" ? OpKind::Maximum : OpKind::Minimum, {y, op.operands[1]});
@@ -174,17 +193,23 @@ bool isMatmulFormDot(const Operation &op) {
 
 bool rewritesHlo(const Operation &op) {
   switch (op.kind) {
-  case OpKind::Reduce: return rewritesReduce(op);
-  case OpKind::DotGeneral: return rewritesDot(op);
-  default: return false;
+  case OpKind::Reduce:
+    return rewritesReduce(op);
+  case OpKind::DotGeneral:
+    return rewritesDot(op);
+  default:
+    return false;
   }
 }
 
 Value *expandHlo(Expander &ex) {
   switch (ex.original().kind) {
-  case OpKind::Reduce: return expandReduce(ex);
-  case OpKind::DotGeneral: return expandDot(ex);
-  default: return nullptr;
+  case OpKind::Reduce:
+    return expandReduce(ex);
+  case OpKind::DotGeneral:
+    return expandDot(ex);
+  default:
+    return nullptr;
   }
 }
 

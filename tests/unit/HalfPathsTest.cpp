@@ -84,7 +84,7 @@ TEST(HalfPathsTest, MatmulCodes) {
 
 /// The one fusion of main and what planRowCache keeps for it.
 std::unordered_map<const Value *, backend::jit::RowCacheSlot> kept(const Prepared &p,
-                                                                    int64_t budget) {
+                                                                   int64_t budget) {
   std::vector<const Operation *> f = p.ops(OpKind::Fusion);
   EXPECT_EQ(f.size(), 1u);
   if (f.empty())
