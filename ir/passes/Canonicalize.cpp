@@ -47,7 +47,8 @@ Value *Expander::emit(OpKind k, std::vector<Value *> operands, std::vector<Named
 
 Value *Expander::reduce(OpKind k, Value *x) {
   int64_t axis = x->type.rank() - 1;
-  return emit(k, {x}, {{"axis", Attribute::intList({axis})}, {"keepdims", Attribute::boolean(true)}});
+  return emit(k, {x},
+              {{"axis", Attribute::intList({axis})}, {"keepdims", Attribute::boolean(true)}});
 }
 
 Value *Expander::scalar(DType t, double v) {
