@@ -380,6 +380,7 @@ void f32Path(const Shape &s, const char *a, const char *b, char *c) {
 /// One piece of work: `s` on these pointers, on the calling thread.
 void runPiece(RuntimeContext *ctx, const Shape &s, const char *a, const char *b, char *c) {
   const Entry &e = entryFor(s);
+  const char *given = b;
   if (e.usable && e.blockedB) {
     const void *blocked =
         blockedRhs(ctx, b, memDesc(s.b, s.batch, s.K, s.N, dnnl::memory::data_type::bf16), e.b);
@@ -412,13 +413,19 @@ void runPiece(RuntimeContext *ctx, const Shape &s, const char *a, const char *b,
   }
   if (e.packC)
     pc = Buffers::grow(buf.c, size_t(s.batch * s.M * s.N) * outBytes(s.code));
-  dnnl::engine &eng = engine();
-  dnnl::memory ma(e.a, eng, const_cast<char *>(pa)), mb(e.b, eng, const_cast<char *>(pb)),
-      mc(e.c, eng, pc),
-      ms(e.scratch, eng, Buffers::grow(buf.scratch, std::max<size_t>(e.scratch.get_size(), 1)));
-  e.prim.execute(
-      threadStream(),
-      {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_SCRATCHPAD, ms}});
+  try {
+    dnnl::engine &eng = engine();
+    dnnl::memory ma(e.a, eng, const_cast<char *>(pa)), mb(e.b, eng, const_cast<char *>(pb)),
+        mc(e.c, eng, pc),
+        ms(e.scratch, eng, Buffers::grow(buf.scratch, std::max<size_t>(e.scratch.get_size(), 1)));
+    e.prim.execute(
+        threadStream(),
+        {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_SCRATCHPAD, ms}});
+  } catch (const dnnl::error &) {
+    // Nothing may escape into generated code: the interpreter's way.
+    f32Path(s, a, given, c);
+    return;
+  }
   if (e.packC)
     repack(c, s.c, pc, s.batch, s.M, s.N, outBytes(s.code), true);
 }
