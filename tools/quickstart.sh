@@ -33,6 +33,7 @@ packages=(
   ocl-icd-libopencl1 pocl-opencl-icd          # hip segments run on the CPU through OpenCL (the gpu tests)
   libamdhip64-5                               # ROCm's HIP library: the gpu tests bind its entry points (no GPU needed)
   python3 python3-numpy                       # test drivers, example weights
+  python3-torch python3-torchvision           # benchmark peers (bench/peers.py, real_models_*.py)
   graphviz                                    # mdl graph -o g.svg
   dpkg-dev file                               # cpack's .deb (the package test)
 )

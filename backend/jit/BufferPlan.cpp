@@ -19,6 +19,8 @@
 // 6. Arena roots are placed by assignOffsets, one arena per memory space.
 #include "backend/jit/BufferPlan.h"
 #include "backend/jit/InlineOps.h"
+#include "backend/jit/Runtime.h"
+#include "ir/passes/Canonicalize.h"
 #include "stdlib/Registry.h"
 
 #include <algorithm>
@@ -317,10 +319,13 @@ private:
     plan_.locs[y] = l;
   }
 
-  /// Whether the runtime's matmul reads the two operands as they are.
+  /// Whether the runtime's matmul reads the two operands as they are (a
+  /// matmul, or a dot_general in the matrix-product form canonicalize
+  /// gives it, of element types the runtime multiplies).
   bool matmulFits(const Operation &op) {
-    DType t = op.results[0]->type.dtype;
-    if (t != DType::F32 && t != DType::F64)
+    if (op.kind == OpKind::DotGeneral && !passes::isMatmulFormDot(op))
+      return false;
+    if (matmulCode(op.operands[0]->type.dtype, op.results[0]->type.dtype) < 0)
       return false;
     for (int side = 0; side < 2; ++side) {
       const Value *v = op.operands[size_t(side)];
@@ -436,7 +441,7 @@ private:
           requireContiguous(v);
         handle(op);
         break;
-      case OpKind::Matmul:
+      case OpKind::Matmul: case OpKind::DotGeneral:
         if (!matmulFits(op)) {
           for (Value *v : op.operands)
             requireContiguous(v);

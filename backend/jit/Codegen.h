@@ -88,13 +88,34 @@ FusionKernel emitFusionKernel(llvm::Module &mod, const ir::Operation &fusion,
                               const std::string &name, std::string &error,
                               KernelLinkage linkage = KernelLinkage::Internal);
 
-/// The compute type of an element type (bool: i1; halves are not compiled).
+/// A value of a fusion that the loop of phase `phase` (the reductions in
+/// order, then the outputs) stores in row buffer `index` as it computes it,
+/// and later phases load instead of computing it again (RowCache.cpp).
+struct RowCacheSlot {
+  int phase = 0, index = 0;
+};
+/// The values of `region` (a fusion over `dims` whose last `innerRank` axes
+/// are reduced) worth keeping, with at most `budgetBytes` of row buffers.
+std::unordered_map<const ir::Value *, RowCacheSlot>
+planRowCache(const ir::Region &region, const std::vector<int64_t> &dims, int innerRank,
+             int64_t budgetBytes);
+
+/// The compute type of an element type (bool: i1; bf16 and f16: f32).
 llvm::Type *computeType(llvm::LLVMContext &c, ir::DType t);
-/// The in-memory type (bool: i8).
+/// The in-memory type (bool: i8; bf16 and f16: i16).
 llvm::Type *storageType(llvm::LLVMContext &c, ir::DType t);
-/// Loads/stores one element, converting between storage and compute types.
+/// Loads/stores one element, converting between storage and compute types
+/// (halves are widened on load and rounded to nearest even on store).
 llvm::Value *loadElement(llvm::IRBuilder<> &b, ir::DType t, llvm::Value *ptr);
 void storeElement(llvm::IRBuilder<> &b, ir::DType t, llvm::Value *v, llvm::Value *ptr);
+/// Whether `t` is bf16 or f16 (HalfCodegen.cpp).
+bool isHalf(ir::DType t);
+/// The f32 value of half bits (an i16 or a vector of them), exactly.
+llvm::Value *halfToFloat(llvm::IRBuilder<> &b, ir::DType t, llvm::Value *bits);
+/// The half bits (i16) of an f32 value, rounded to nearest even.
+llvm::Value *floatToHalf(llvm::IRBuilder<> &b, ir::DType t, llvm::Value *x);
+/// An f32 value rounded to the precision of half type `t` (still an f32).
+llvm::Value *roundToHalf(llvm::IRBuilder<> &b, ir::DType t, llvm::Value *x);
 /// A constant of compute type from element `i` of dense data.
 llvm::Value *denseElement(llvm::IRBuilder<> &b, const ir::DenseData &d, int64_t i);
 /// The value of a constant-like leaf (zeros, ones, full) as a compute-type

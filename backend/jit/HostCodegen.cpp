@@ -324,7 +324,7 @@ private:
       kernel(op);
       return true;
     }
-    if (op.kind == OpKind::Matmul)
+    if (op.kind == OpKind::Matmul || op.kind == OpKind::DotGeneral)
       return emitMatmul(op);
     // A view: copied only where the plan materializes it.
     for (auto &res : op.results)
@@ -525,7 +525,7 @@ private:
       acc *= batch[i];
     }
     auto layA = matrixLayout(M, K, rsA, csA), layB = matrixLayout(K, N, rsB, csB);
-    std::vector<int64_t> desc = {op.results[0]->type.dtype == DType::F64 ? 1 : 0,
+    std::vector<int64_t> desc = {matmulCode(a->type.dtype, op.results[0]->type.dtype),
                                  int64_t(rank), layA->trans, layB->trans, M, N, K, layA->ld,
                                  layB->ld, N};
     desc.insert(desc.end(), batch.begin(), batch.end());

@@ -17,6 +17,7 @@
 #include <llvm/Support/thread.h>
 #include <llvm/Support/xxhash.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -33,7 +34,7 @@ using namespace ir;
 namespace {
 
 /// Changes whenever generated code changes meaning: part of every cache key.
-constexpr const char *kCodegenVersion = "mdl-jit-6"; // 3: interrupt checks at loop back-edges; 4: typed device copies; 5: in-place updates, inline indexing; 6: shared kernels
+constexpr const char *kCodegenVersion = "mdl-jit-7"; // 3: interrupt checks at loop back-edges; 4: typed device copies; 5: in-place updates, inline indexing; 6: shared kernels; 7: products of halves
 
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t0) {
@@ -146,6 +147,7 @@ bool JitRunner::Impl::compile() {
   ctx.devices = &devices;
   ctx.diags = &diags;
   ctx.out = &out;
+  ctx.packed = makePackedOperands();
   ctx.call = [this](const std::string &fn, const std::vector<Tensor> &args,
                     std::vector<Tensor> &results) -> std::optional<std::string> {
     auto r = call(fn, args);
@@ -369,6 +371,12 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
     return internal("load() got " + std::to_string(globalValues.size()) + " globals for " +
                     std::to_string(m.globals.size()));
   globals = globalValues;
+  for (const Tensor &g : globals)
+    if (g.valid() && g.byteSize() > 0) {
+      const char *p = static_cast<const char *>(g.raw());
+      ctx.globalRanges.push_back({p, p + g.byteSize()});
+    }
+  std::sort(ctx.globalRanges.begin(), ctx.globalRanges.end());
   // `cpu(threads = N)`: the host's kernels and loops use N threads.
   for (const Device &d : m.devices)
     if (d.intArg("threads", 0) > 0)

@@ -10,7 +10,10 @@
 //    per reduction (accumulating in a register), the row outputs, then one
 //    loop storing the full outputs. Each value is computed where it is
 //    needed from the leaves (recomputing cheap ones per phase instead of
-//    storing them); invariants are left to LLVM's LICM.
+//    storing them), except the costly values a later phase reads again,
+//    which the phase that computes them keeps in a row buffer (RowCache.cpp:
+//    softmax exponentiates each element once); invariants are left to
+//    LLVM's LICM.
 // The kernel's pointer arguments are `noalias` (the buffer plan never lets
 // an output overlap an input), which is what lets the loops vectorize.
 #include "backend/jit/Codegen.h"
@@ -34,6 +37,9 @@ bool isReduction(OpKind k) { return stdlib::isRowReduction(k); }
 
 int opCost(const Operation &op) { return stdlib::opInfo(op.kind).cost; }
 
+/// Row buffers per kernel: a few rows of the inner axes, in the L1 cache.
+constexpr int64_t kRowCacheBytes = 32 * 1024;
+
 class LoopEmitter {
 public:
   LoopEmitter(llvm::Module &mod, const Operation &fusion,
@@ -51,6 +57,8 @@ public:
     dims_ = dom->dims;
     inner_ = dom->innerRank;
     hasRed_ = dom->hasReductions;
+    if (hasRed_)
+      kept_ = planRowCache(region_, dims_, inner_, kRowCacheBytes);
     if (!collectAccesses(error))
       return {};
     collapse();
@@ -123,6 +131,15 @@ private:
     std::vector<int64_t> rowShape = dims_;
     for (size_t a = rank - size_t(inner_); a < rank; ++a)
       rowShape[a] = 1;
+    if (!kept_.empty()) {
+      // Row buffers: row-major over the inner axes, the same for every
+      // outer point.
+      std::vector<int64_t> inner(dims_.begin() + long(rank) - inner_, dims_.end());
+      std::vector<int64_t> st(rank - size_t(inner_), 0), rm = rowMajor(inner);
+      for (size_t a = 0; a < inner.size(); ++a)
+        st.push_back(inner[a] == 1 ? 0 : rm[a]);
+      rowAccess_ = addAccess(st);
+    }
     const Operation *y = stdlib::terminatorOf(region_);
     for (ir::Value *v : y->operands) {
       std::vector<int64_t> s = v->type.sizes();
@@ -208,6 +225,7 @@ private:
     fmf.setAllowContract(true);
     b_.setFastMathFlags(fmf);
     emitConstants();
+    emitRowBuffers();
     std::vector<Value *> zero(acc_.size(), b_.getInt64(0));
     bool ok = true;
     if (nOuter_ > 0)
@@ -258,6 +276,21 @@ private:
       }
       constData_[op.get()] = new llvm::GlobalVariable(mod_, arrTy, true, llvm::GlobalValue::PrivateLinkage,
                                                       init, name_ + ".const");
+    }
+  }
+
+  void emitRowBuffers() {
+    int64_t points = 1;
+    for (size_t a = dims_.size() - size_t(inner_); a < dims_.size(); ++a)
+      points *= dims_[a];
+    rowBuf_.assign(kept_.size(), nullptr);
+    rowType_.assign(kept_.size(), nullptr);
+    for (auto &[v, slot] : kept_) {
+      llvm::Type *t = computeType(c_, v->type.dtype);
+      auto *buf = b_.CreateAlloca(llvm::ArrayType::get(t, uint64_t(points)));
+      buf->setAlignment(llvm::Align(64));
+      rowBuf_[size_t(slot.index)] = buf;
+      rowType_[size_t(slot.index)] = t;
     }
   }
 
@@ -332,6 +365,15 @@ private:
   Value *eval(const ir::Value *v, Ctx &ctx, std::string &error) {
     if (auto it = ctx.memo.find(v); it != ctx.memo.end())
       return it->second;
+    auto kept = kept_.find(v);
+    if (kept != kept_.end() && kept->second.phase < phase_) {
+      // Computed by an earlier phase: read back from its row buffer.
+      size_t k = size_t(kept->second.index);
+      Value *r = b_.CreateLoad(rowType_[k], b_.CreateGEP(rowType_[k], rowBuf_[k],
+                                                         ctx.offsets[size_t(rowAccess_)]));
+      ctx.memo[v] = r;
+      return r;
+    }
     Value *r = nullptr;
     if (!v->def) {
       unsigned j = v->index;
@@ -380,6 +422,10 @@ private:
       }
       }
     }
+    if (kept != kept_.end() && kept->second.phase == phase_) {
+      size_t k = size_t(kept->second.index);
+      b_.CreateStore(r, b_.CreateGEP(rowType_[k], rowBuf_[k], ctx.offsets[size_t(rowAccess_)]));
+    }
     ctx.memo[v] = r;
     return r;
   }
@@ -393,41 +439,63 @@ private:
     return computeType(c_, t);
   }
 
-  Value *accInit(const Operation &r) {
+  /// Float max / min keep a second accumulator, whether a NaN was seen, so
+  /// that the first one can be a plain (vectorizable, one instruction)
+  /// maxnum / minnum: a NaN anywhere makes the result NaN, as the kernels'
+  /// NaN-propagating reductions do, without llvm.maximum's per-element
+  /// NaN and signed-zero handling (six dependent instructions on x86).
+  bool tracksNaN(const Operation &r) {
+    return (r.kind == OpKind::ReduceMax || r.kind == OpKind::ReduceMin) &&
+           isFloat(r.results[0]->type.dtype);
+  }
+
+  std::vector<Value *> accInit(const Operation &r) {
     DType t = r.results[0]->type.dtype;
     llvm::Type *at = accType(r);
     if (r.kind == OpKind::Sum || r.kind == OpKind::Mean)
-      return isFloat(t) ? (Value *)llvm::ConstantFP::get(at, 0.0) : llvm::ConstantInt::get(at, 0);
+      return {isFloat(t) ? (Value *)llvm::ConstantFP::get(at, 0.0) : llvm::ConstantInt::get(at, 0)};
     bool isMax = r.kind == OpKind::ReduceMax;
     if (isFloat(t))
-      return llvm::ConstantFP::getInfinity(at, isMax);
+      return {llvm::ConstantFP::getInfinity(at, isMax), b_.getFalse()};
     unsigned bits = at->getIntegerBitWidth();
     if (t == DType::U8)
-      return isMax ? llvm::ConstantInt::get(at, 0) : llvm::ConstantInt::get(at, llvm::APInt::getMaxValue(bits));
-    return llvm::ConstantInt::get(at, isMax ? llvm::APInt::getSignedMinValue(bits)
-                                            : llvm::APInt::getSignedMaxValue(bits));
+      return {isMax ? llvm::ConstantInt::get(at, 0)
+                    : llvm::ConstantInt::get(at, llvm::APInt::getMaxValue(bits))};
+    return {llvm::ConstantInt::get(at, isMax ? llvm::APInt::getSignedMinValue(bits)
+                                             : llvm::APInt::getSignedMaxValue(bits))};
   }
 
-  Value *accAdd(const Operation &r, Value *acc, Value *x) {
+  std::vector<Value *> accAdd(const Operation &r, const std::vector<Value *> &acc, Value *x) {
     DType t = r.results[0]->type.dtype;
     if (r.kind == OpKind::Sum || r.kind == OpKind::Mean) {
       if (!isFloat(t))
-        return b_.CreateAdd(acc, x);
-      if (x->getType() != acc->getType())
-        x = b_.CreateFPExt(x, acc->getType());
-      Value *s = b_.CreateFAdd(acc, x);
+        return {b_.CreateAdd(acc[0], x)};
+      if (x->getType() != acc[0]->getType())
+        x = b_.CreateFPExt(x, acc[0]->getType());
+      Value *s = b_.CreateFAdd(acc[0], x);
       llvm::cast<llvm::Instruction>(s)->setHasAllowReassoc(true);
-      return s;
+      return {s};
     }
     bool isMax = r.kind == OpKind::ReduceMax;
-    llvm::Intrinsic::ID id = isFloat(t) ? (isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum)
-                             : t == DType::U8 ? (isMax ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
-                                              : (isMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
-    return b_.CreateIntrinsic(id, {acc->getType()}, {acc, x});
+    if (tracksNaN(r)) {
+      // NaN inputs make the maxnum poison; accFinish never selects it then.
+      Value *m = b_.CreateIntrinsic(isMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum,
+                                    {acc[0]->getType()}, {acc[0], x});
+      auto *mi = llvm::cast<llvm::Instruction>(m);
+      mi->setHasNoNaNs(true);
+      mi->setHasNoSignedZeros(true);
+      return {m, b_.CreateOr(acc[1], b_.CreateFCmpUNO(x, x))};
+    }
+    llvm::Intrinsic::ID id = t == DType::U8 ? (isMax ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
+                                            : (isMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
+    return {b_.CreateIntrinsic(id, {acc[0]->getType()}, {acc[0], x})};
   }
 
-  Value *accFinish(const Operation &r, Value *acc) {
+  Value *accFinish(const Operation &r, const std::vector<Value *> &accs) {
     DType t = r.results[0]->type.dtype;
+    Value *acc = accs[0];
+    if (tracksNaN(r))
+      acc = b_.CreateSelect(accs[1], llvm::ConstantFP::getNaN(acc->getType()), acc);
     if (r.kind == OpKind::Mean) {
       int64_t count = 1;
       for (size_t a = dims_.size() - size_t(inner_); a < dims_.size(); ++a)
@@ -443,25 +511,24 @@ private:
   bool row(const std::vector<Value *> &offs, std::string &error) {
     reduced_.clear();
     bool ok = true;
+    phase_ = 0;
     for (auto &opPtr : region_.ops) {
       const Operation &r = *opPtr;
       if (!isReduction(r.kind))
         continue;
-      Value *init = accInit(r);
-      Value *result;
+      std::vector<Value *> init = accInit(r);
+      std::vector<Value *> result;
       if (nInner_ > 0) {
-        std::vector<Value *> out =
-            nest(nOuter_, nOuter_ + nInner_, offs, {init},
-                 [&](const std::vector<Value *> &o, const std::vector<Value *> &cur) {
-                   Ctx ctx{o, {}};
-                   Value *x = eval(r.operands[0], ctx, error);
-                   if (!x) {
-                     ok = false;
-                     return cur;
-                   }
-                   return std::vector<Value *>{accAdd(r, cur[0], x)};
-                 });
-        result = out[0];
+        result = nest(nOuter_, nOuter_ + nInner_, offs, init,
+                      [&](const std::vector<Value *> &o, const std::vector<Value *> &cur) {
+                        Ctx ctx{o, {}};
+                        Value *x = eval(r.operands[0], ctx, error);
+                        if (!x) {
+                          ok = false;
+                          return cur;
+                        }
+                        return accAdd(r, cur, x);
+                      });
       } else {
         Ctx ctx{offs, {}};
         Value *x = eval(r.operands[0], ctx, error);
@@ -472,6 +539,7 @@ private:
       if (!ok)
         return false;
       reduced_[&r] = accFinish(r, result);
+      ++phase_;
     }
     const Operation *y = stdlib::terminatorOf(region_);
     Ctx rowCtx{offs, {}};
@@ -540,6 +608,14 @@ private:
   Value *begin_ = nullptr, *end_ = nullptr;
   std::unordered_map<const Operation *, Value *> reduced_;
   KernelLinkage linkage_;
+  // Values kept in row buffers (RowCache.cpp), their buffers and types, the
+  // buffers' access, and the phase being emitted (reductions in order,
+  // then the outputs).
+  std::unordered_map<const ir::Value *, RowCacheSlot> kept_;
+  std::vector<llvm::Value *> rowBuf_;
+  std::vector<llvm::Type *> rowType_;
+  int rowAccess_ = -1;
+  int phase_ = 0;
 };
 
 } // namespace

@@ -15,6 +15,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <condition_variable>
@@ -35,6 +36,13 @@ int32_t RuntimeContext::fail(const std::string &code, const Location &loc,
                              const std::string &msg) {
   diags->error(code, loc, msg);
   return 1;
+}
+
+bool RuntimeContext::inGlobal(const void *p) const {
+  const char *c = static_cast<const char *>(p);
+  auto it = std::upper_bound(globalRanges.begin(), globalRanges.end(), c,
+                             [](const char *x, const auto &r) { return x < r.first; });
+  return it != globalRanges.begin() && c < std::prev(it)->second;
 }
 
 bool RuntimeContext::hostSpace(int space) const {
@@ -285,16 +293,18 @@ int32_t mdl_rt_kernel(RuntimeContext *ctx, const mdl::ir::Operation *op, void *c
   return 0;
 }
 
-int32_t mdl_rt_matmul(RuntimeContext *, const int64_t *desc, const void *a, const void *b,
+int32_t mdl_rt_matmul(RuntimeContext *ctx, const int64_t *desc, const void *a, const void *b,
                       void *c) {
   mdl::backend::jit::waitForWarmup();
   mdl::backend::jit::singleThreadedBlas();
-  if (desc[0] == 0)
+  if (desc[0] == mdl::backend::jit::kMatmulF32)
     mdl::backend::jit::matmul(desc, static_cast<const float *>(a), static_cast<const float *>(b),
                               static_cast<float *>(c));
-  else
+  else if (desc[0] == mdl::backend::jit::kMatmulF64)
     mdl::backend::jit::matmul(desc, static_cast<const double *>(a),
                               static_cast<const double *>(b), static_cast<double *>(c));
+  else
+    mdl::backend::jit::halfMatmul(ctx, desc, a, b, c);
   return 0;
 }
 

@@ -11,7 +11,7 @@
 //
 // Descriptors are arrays of int64 that generated code embeds as constants
 // (so compiled objects hold no addresses and can be cached on disk):
-//   matmul: dtype (0 f32, 1 f64), batchRank, transA, transB, M, N, K, lda,
+//   matmul: dtype (MatmulCode), batchRank, transA, transB, M, N, K, lda,
 //           ldb, ldc, then batch[batchRank], aStride[..], bStride[..],
 //           cStride[..] (element strides of each batch axis; 0 broadcasts)
 //   strided copy: elemBytes, rank, dims[rank], srcStrides[rank] (elements;
@@ -25,12 +25,47 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 namespace mdl::backend::jit {
+
+/// The element types of a matrix product (the first word of its
+/// descriptor): operands, then result.
+enum MatmulCode : int64_t {
+  kMatmulF32 = 0,     // f32 x f32 -> f32
+  kMatmulF64 = 1,     // f64 x f64 -> f64
+  kMatmulBf16 = 2,    // bf16 x bf16 -> bf16 (f32 accumulation)
+  kMatmulBf16F32 = 3, // bf16 x bf16 -> f32
+  kMatmulF16 = 4,     // f16 x f16 -> f16 (f32 accumulation)
+  kMatmulF16F32 = 5,  // f16 x f16 -> f32
+};
+
+/// The code of a product of `operand` matrices into `result`, or -1 when
+/// the runtime has none (the CPU kernel runs it).
+inline int64_t matmulCode(ir::DType operand, ir::DType result) {
+  using ir::DType;
+  if (operand == DType::F32 && result == DType::F32)
+    return kMatmulF32;
+  if (operand == DType::F64 && result == DType::F64)
+    return kMatmulF64;
+  if (operand == DType::BF16 && (result == DType::BF16 || result == DType::F32))
+    return result == DType::BF16 ? kMatmulBf16 : kMatmulBf16F32;
+  if (operand == DType::F16 && (result == DType::F16 || result == DType::F32))
+    return result == DType::F16 ? kMatmulF16 : kMatmulF16F32;
+  return -1;
+}
+
+struct RuntimeContext;
+/// The products on halves (codes 2 to 5), on the worker pool (HalfGemm.cpp).
+void halfMatmul(RuntimeContext *ctx, const int64_t *desc, const void *a, const void *b, void *c);
+/// Constant rhs operands in a product library's own layout, made on first
+/// use and kept for the run (HalfGemm.cpp).
+struct PackedOperands;
+std::shared_ptr<PackedOperands> makePackedOperands();
 
 /// The descriptor mdl_rt_copy takes for a static type: {dtype (mdl_dtype),
 /// rank, dims...}.
@@ -52,6 +87,15 @@ struct RuntimeContext {
   std::function<std::optional<std::string>(const std::string &, const std::vector<Tensor> &,
                                            std::vector<Tensor> &)>
       call;
+
+  /// Where the globals' bytes are (sorted [begin, end) ranges of host
+  /// memory): they never change during a run, so a product whose operand
+  /// lies there may keep it in its library's layout, in `packed` (freed
+  /// with the context).
+  std::vector<std::pair<const char *, const char *>> globalRanges;
+  std::shared_ptr<PackedOperands> packed;
+  /// Whether `p` points into a global.
+  bool inGlobal(const void *p) const;
 
   /// Reports an error and returns 1 (what the run-time functions return).
   int32_t fail(const std::string &code, const ir::Location &loc, const std::string &msg);

@@ -3,7 +3,9 @@
 // CastKernels.cpp): integer arithmetic wraps, `/` and `%` on integers are
 // floor division and its remainder with a zero divisor giving 0, float `%`
 // takes the divisor's sign, maximum / minimum / clip propagate NaN, casts
-// from float to integer truncate and saturate (NaN gives 0).
+// from float to integer truncate and saturate (NaN gives 0). bf16 and f16
+// compute in f32 between a load and a store (HalfCodegen.cpp); a cast to a
+// half rounds there, as the kernel's store does.
 #include "backend/cpu/KernelSupport.h"
 #include "backend/jit/Codegen.h"
 #include "stdlib/OpAttrs.h"
@@ -25,24 +27,29 @@ llvm::Type *computeType(llvm::LLVMContext &c, DType t) {
   case DType::I32: return llvm::Type::getInt32Ty(c);
   case DType::I64: return llvm::Type::getInt64Ty(c);
   case DType::F64: return llvm::Type::getDoubleTy(c);
-  case DType::F16: case DType::BF16: return llvm::Type::getInt16Ty(c);
-  case DType::F32: return llvm::Type::getFloatTy(c);
+  case DType::F16: case DType::BF16: case DType::F32: return llvm::Type::getFloatTy(c);
   }
   return llvm::Type::getFloatTy(c);
 }
 
 llvm::Type *storageType(llvm::LLVMContext &c, DType t) {
+  if (isHalf(t))
+    return llvm::Type::getInt16Ty(c);
   return t == DType::Bool ? llvm::Type::getInt8Ty(c) : computeType(c, t);
 }
 
 Value *loadElement(llvm::IRBuilder<> &b, DType t, Value *ptr) {
   Value *v = b.CreateLoad(storageType(b.getContext(), t), ptr);
+  if (isHalf(t))
+    return halfToFloat(b, t, v);
   return t == DType::Bool ? b.CreateICmpNE(v, b.getInt8(0)) : v;
 }
 
 void storeElement(llvm::IRBuilder<> &b, DType t, Value *v, Value *ptr) {
   if (t == DType::Bool)
     v = b.CreateZExt(v, b.getInt8Ty());
+  else if (isHalf(t))
+    v = floatToHalf(b, t, v);
   b.CreateStore(v, ptr);
 }
 
@@ -69,6 +76,12 @@ Value *constantOf(llvm::IRBuilder<> &b, DType t, const void *bytes) {
     double v;
     std::memcpy(&v, bytes, 8);
     return llvm::ConstantFP::get(llvm::Type::getDoubleTy(c), v);
+  }
+  case DType::BF16: case DType::F16: {
+    uint16_t h;
+    std::memcpy(&h, bytes, 2);
+    float v = t == DType::BF16 ? ir::bf16ToFloat(h) : ir::halfToFloat(h);
+    return llvm::ConstantFP::get(llvm::Type::getFloatTy(c), v);
   }
   default: {
     float v;
@@ -203,6 +216,10 @@ Value *cast(llvm::IRBuilder<> &b, DType from, DType to, Value *x) {
   llvm::Type *tt = computeType(c, to);
   if (from == to)
     return x;
+  // To a half: to f32 as for an f32 target, then rounded to the half's
+  // precision (the kernel converts to f32, then stores).
+  if (isHalf(to))
+    return roundToHalf(b, to, cast(b, from, DType::F32, x));
   if (to == DType::Bool)
     return isFloat(from) ? b.CreateFCmpUNE(x, fconst(b, x->getType(), 0))
                          : b.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
@@ -294,7 +311,15 @@ void registerElementCodegen(ElementCodegenTable &t) {
   });
   t.add(OpKind::Div, [](const ElementArgs &args) -> Value * {
     MDL_ELEMENT_ARGS(args);
-    return fl ? b.CreateFDiv(a[0], a[1]) : floorDiv(b, t, a[0], a[1]);
+    if (!fl)
+      return floorDiv(b, t, a[0], a[1]);
+    Value *q = b.CreateFDiv(a[0], a[1]);
+    // A half result keeps 8 or 11 bits: x * (1 / y), which LICM makes of a
+    // division by a loop-invariant y (softmax's row sum), rounds to the
+    // same half but near ties, and a multiply is ten times cheaper.
+    if (isHalf(rt))
+      llvm::cast<llvm::Instruction>(q)->setHasAllowReciprocal(true);
+    return q;
   });
   t.add(OpKind::Mod, [](const ElementArgs &args) -> Value * {
     MDL_ELEMENT_ARGS(args);

@@ -1,16 +1,25 @@
 // canonicalize:
 // 1. Walk every region of every function; a device operation that is a
-//    softmax, log_softmax or layernorm over the last axis of an f32/f64
+//    softmax, log_softmax or layernorm over the last axis of a float
 //    tensor is replaced, at its position, by primitives:
 //      softmax:     m = max(x, keepdims); e = exp(x - m); y = e / sum(e, keepdims)
 //      log_softmax: t = x - max(x, keepdims); y = t - log(sum(exp(t), keepdims))
 //      layernorm:   d = x - mean(x, keepdims); v = mean(d * d, keepdims);
 //                   y = d * rsqrt(v + eps) * gamma + beta
 //    (the same formulas, in the same order, as the CPU kernels; sums are
-//    then computed by the fused loops rather than in double).
+//    then computed by the fused loops rather than in double). For bf16 and
+//    f16 the formulas run in f32 between cast(x, f32) and a cast of y back:
+//    the kernels' statistics and intermediates are f32 too, and a fused
+//    loop widens on load and rounds on store anyway, so the casts cost
+//    nothing there. HLO operations with a core equivalent are rewritten
+//    too (CanonicalizeHlo.cpp). Before that, a region's segments of one
+//    device are merged where only cheap constant globals separate them
+//    (SegmentMerge.cpp); after it, a segment's views between element-wise
+//    operations are simplified (ViewSimplify.cpp).
 // 2. Every later use of the old result reads the new one.
 // New operations keep the original's device, placement and location.
 #include "ir/passes/Canonicalize.h"
+#include "ir/passes/CanonicalizeInternal.h"
 #include "stdlib/DeviceKinds.h"
 #include "stdlib/Registry.h"
 
@@ -20,96 +29,126 @@ namespace mdl::passes {
 
 using namespace ir;
 
+Value *Expander::emit(OpKind k, std::vector<Value *> operands, std::vector<NamedAttr> attrs) {
+  std::vector<TensorType> types;
+  for (Value *v : operands)
+    types.push_back(v->type);
+  stdlib::InferResult r = stdlib::inferTypes(k, types, attrs);
+  auto op = std::make_unique<Operation>(k, orig_.loc);
+  op->operands = std::move(operands);
+  op->attrs = std::move(attrs);
+  op->device = orig_.device;
+  op->placement = orig_.placement;
+  Value *v = op->addResult(r.ok() ? r.types[0] : orig_.results[0]->type);
+  v->device = orig_.device;
+  ops.push_back(std::move(op));
+  return v;
+}
+
+Value *Expander::reduce(OpKind k, Value *x) {
+  int64_t axis = x->type.rank() - 1;
+  return emit(k, {x},
+              {{"axis", Attribute::intList({axis})}, {"keepdims", Attribute::boolean(true)}});
+}
+
+Value *Expander::scalar(DType t, double v) {
+  auto d = std::make_shared<DenseData>();
+  d->type = TensorType::scalar(t);
+  d->bytes.resize(dtypeSize(t));
+  if (t == DType::F32) {
+    float f = float(v);
+    std::memcpy(d->bytes.data(), &f, sizeof f);
+  } else {
+    std::memcpy(d->bytes.data(), &v, sizeof v);
+  }
+  auto op = std::make_unique<Operation>(OpKind::Constant, orig_.loc);
+  op->setAttr("value", Attribute::dense(d));
+  op->device = orig_.device;
+  op->placement = PlacementKind::Replicated;
+  Value *r = op->addResult(d->type);
+  r->device = orig_.device;
+  ops.push_back(std::move(op));
+  return r;
+}
+
+Value *Expander::cast(Value *x, DType t) {
+  return x->type.dtype == t ? x : emit(OpKind::Cast, {x}, {{"dtype", Attribute::dtype(t)}});
+}
+
+Value *Expander::transpose(Value *x, const std::vector<int64_t> &perm) {
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i)
+    identity &= perm[i] == int64_t(i);
+  return identity ? x : emit(OpKind::Transpose, {x}, {{"perm", Attribute::intList(perm)}});
+}
+
+Value *Expander::reshape(Value *x, const std::vector<int64_t> &sizes) {
+  if (x->type.sizes() == sizes)
+    return x;
+  Shape s;
+  for (int64_t n : sizes)
+    s.push_back(Dim::of(n));
+  return emit(OpKind::Reshape, {x}, {{"shape", Attribute::dimList(s)}});
+}
+
 namespace {
+
+bool isNormalization(OpKind k) {
+  return k == OpKind::Softmax || k == OpKind::LogSoftmax || k == OpKind::Layernorm;
+}
 
 bool decomposable(const Operation &op) {
   if (op.device < 0 || op.results.size() != 1)
     return false;
-  if (op.kind != OpKind::Softmax && op.kind != OpKind::LogSoftmax &&
-      op.kind != OpKind::Layernorm)
-    return false;
+  if (!isNormalization(op.kind))
+    return rewritesHlo(op);
   const TensorType &t = op.operands[0]->type;
-  if ((t.dtype != DType::F32 && t.dtype != DType::F64) || !t.isStatic() || t.rank() == 0)
+  if (!isFloat(t.dtype) || !t.isStatic() || t.rank() == 0)
     return false;
+  for (Value *v : op.operands)
+    if (v->type.dtype != t.dtype)
+      return false;
   return op.intAttr("axis", -1) == t.rank() - 1;
 }
 
-/// Builds the replacement of one operation.
-class Expander {
-public:
-  explicit Expander(const Operation &orig) : orig_(orig) {}
-
-  Value *emit(OpKind k, std::vector<Value *> operands, std::vector<NamedAttr> attrs = {}) {
-    std::vector<TensorType> types;
-    for (Value *v : operands)
-      types.push_back(v->type);
-    stdlib::InferResult r = stdlib::inferTypes(k, types, attrs);
-    auto op = std::make_unique<Operation>(k, orig_.loc);
-    op->operands = std::move(operands);
-    op->attrs = std::move(attrs);
-    op->device = orig_.device;
-    op->placement = orig_.placement;
-    Value *v = op->addResult(r.ok() ? r.types[0] : orig_.results[0]->type);
-    v->device = orig_.device;
-    ops.push_back(std::move(op));
-    return v;
+/// The primitives of a softmax, log_softmax or layernorm; the last one's
+/// result replaces the original.
+Value *expandNormalization(Expander &ex) {
+  const Operation &orig = ex.original();
+  DType t = orig.operands[0]->type.dtype;
+  // Halves compute in f32, as their kernels do.
+  DType c = t == DType::F64 ? DType::F64 : DType::F32;
+  Value *x = ex.cast(orig.operands[0], c);
+  Value *y;
+  switch (orig.kind) {
+  case OpKind::Softmax: {
+    Value *m = ex.reduce(OpKind::ReduceMax, x);
+    Value *e = ex.emit(OpKind::Exp, {ex.emit(OpKind::Sub, {x, m})});
+    y = ex.emit(OpKind::Div, {e, ex.reduce(OpKind::Sum, e)});
+    break;
   }
-
-  Value *reduce(OpKind k, Value *x) {
-    int64_t axis = x->type.rank() - 1;
-    return emit(k, {x}, {{"axis", Attribute::intList({axis})}, {"keepdims", Attribute::boolean(true)}});
+  case OpKind::LogSoftmax: {
+    Value *d = ex.emit(OpKind::Sub, {x, ex.reduce(OpKind::ReduceMax, x)});
+    Value *s = ex.reduce(OpKind::Sum, ex.emit(OpKind::Exp, {d}));
+    y = ex.emit(OpKind::Sub, {d, ex.emit(OpKind::Log, {s})});
+    break;
   }
-
-  Value *scalar(DType t, double v) {
-    auto d = std::make_shared<DenseData>();
-    d->type = TensorType::scalar(t);
-    d->bytes.resize(dtypeSize(t));
-    if (t == DType::F32) {
-      float f = float(v);
-      std::memcpy(d->bytes.data(), &f, sizeof f);
-    } else {
-      std::memcpy(d->bytes.data(), &v, sizeof v);
-    }
-    auto op = std::make_unique<Operation>(OpKind::Constant, orig_.loc);
-    op->setAttr("value", Attribute::dense(d));
-    op->device = orig_.device;
-    op->placement = PlacementKind::Replicated;
-    Value *r = op->addResult(d->type);
-    r->device = orig_.device;
-    ops.push_back(std::move(op));
-    return r;
+  default: { // layernorm
+    Value *d = ex.emit(OpKind::Sub, {x, ex.reduce(OpKind::Mean, x)});
+    Value *var = ex.reduce(OpKind::Mean, ex.emit(OpKind::Mul, {d, d}));
+    Value *eps = ex.scalar(c, orig.floatAttr("eps", 1e-5));
+    Value *r = ex.emit(OpKind::Rsqrt, {ex.emit(OpKind::Add, {var, eps})});
+    Value *n = ex.emit(OpKind::Mul, {ex.emit(OpKind::Mul, {d, r}), ex.cast(orig.operands[1], c)});
+    y = ex.emit(OpKind::Add, {n, ex.cast(orig.operands[2], c)});
+    break;
   }
-
-  /// The new operations; the last one's result replaces the original.
-  Value *expand() {
-    Value *x = orig_.operands[0];
-    switch (orig_.kind) {
-    case OpKind::Softmax: {
-      Value *m = reduce(OpKind::ReduceMax, x);
-      Value *e = emit(OpKind::Exp, {emit(OpKind::Sub, {x, m})});
-      return emit(OpKind::Div, {e, reduce(OpKind::Sum, e)});
-    }
-    case OpKind::LogSoftmax: {
-      Value *t = emit(OpKind::Sub, {x, reduce(OpKind::ReduceMax, x)});
-      Value *s = reduce(OpKind::Sum, emit(OpKind::Exp, {t}));
-      return emit(OpKind::Sub, {t, emit(OpKind::Log, {s})});
-    }
-    default: { // layernorm
-      Value *d = emit(OpKind::Sub, {x, reduce(OpKind::Mean, x)});
-      Value *var = reduce(OpKind::Mean, emit(OpKind::Mul, {d, d}));
-      Value *eps = scalar(x->type.dtype, orig_.floatAttr("eps", 1e-5));
-      Value *r = emit(OpKind::Rsqrt, {emit(OpKind::Add, {var, eps})});
-      Value *n = emit(OpKind::Mul, {emit(OpKind::Mul, {d, r}), orig_.operands[1]});
-      return emit(OpKind::Add, {n, orig_.operands[2]});
-    }
-    }
   }
+  return ex.cast(y, t);
+}
 
-  std::vector<std::unique_ptr<Operation>> ops;
-
-private:
-  const Operation &orig_;
-};
+Value *expand(Expander &ex) {
+  return isNormalization(ex.original().kind) ? expandNormalization(ex) : expandHlo(ex);
+}
 
 void remap(Operation &op, const ValueMap &map) {
   for (Value *&v : op.operands)
@@ -121,7 +160,7 @@ void remap(Operation &op, const ValueMap &map) {
 }
 
 int canonicalizeRegion(const Module &m, Region &r) {
-  int rewritten = 0;
+  int rewritten = mergeSegments(m, r);
   ValueMap map;
   std::vector<std::unique_ptr<Operation>> out;
   out.reserve(r.ops.size());
@@ -133,13 +172,15 @@ int canonicalizeRegion(const Module &m, Region &r) {
     for (auto &sub : op->regions)
       if (prepared)
         rewritten += canonicalizeRegion(m, *sub);
+    if (prepared && op->kind == OpKind::Segment)
+      rewritten += simplifyViews(*op->regions[0]);
     if (!prepared || !decomposable(*op)) {
       out.push_back(std::move(op));
       continue;
     }
     Expander ex(*op);
-    Value *result = ex.expand();
-    if (result->type != op->results[0]->type) {
+    Value *result = expand(ex);
+    if (!result || result->type != op->results[0]->type) {
       out.push_back(std::move(op)); // a shape rule disagreed: keep the original
       continue;
     }

@@ -30,7 +30,7 @@ namespace {
 /// LLVM optimizes quickly, and merge checks stay cheap.
 constexpr size_t kMaxMembers = 256;
 /// How far the cycle check searches before it assumes the worst.
-constexpr int kMaxCycleVisits = 512;
+constexpr int kMaxCycleVisits = 4096;
 
 class SegmentFuser {
 public:
@@ -118,24 +118,36 @@ private:
   }
 
   // Whether operation `p` (outside the set) reads, directly or not, a
-  // member; ops before `first` cannot. Gives up (true) past a budget.
+  // member. A member of another cluster stands for its whole cluster (it
+  // becomes one operation: a path through any of its members is a path
+  // through it); an operation before `first` in no cluster cannot read the
+  // set. Gives up (true) past a budget.
   template <typename InSet> bool dependsOn(int p, int first, InSet &inSet) {
     std::vector<int> stack = {p};
     std::unordered_set<int> visited = {p};
     int budget = kMaxCycleVisits;
+    auto reach = [&](int d) {
+      if (inSet(d))
+        return true;
+      if (visited.insert(d).second)
+        stack.push_back(d);
+      return false;
+    };
     while (!stack.empty()) {
       int q = stack.back();
       stack.pop_back();
       if (--budget < 0)
         return true;
+      if (parent_[size_t(q)] >= 0)
+        for (int m : members_[size_t(find(q))])
+          if (reach(m))
+            return true;
       for (Value *v : ops_[size_t(q)]->operands) {
         int d = producer(v);
-        if (d < first)
+        if (d < 0 || (d < first && parent_[size_t(d)] < 0))
           continue;
-        if (inSet(d))
+        if (reach(d))
           return true;
-        if (visited.insert(d).second)
-          stack.push_back(d);
       }
     }
     return false;

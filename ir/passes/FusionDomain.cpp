@@ -18,14 +18,14 @@ using namespace ir;
 
 namespace {
 
-bool supportedDType(DType t) { return t != DType::F16 && t != DType::BF16; }
-
+// Every element type fuses (the halves compute in f32 inside the loop);
+// shapes must be static.
 bool typesSupported(const Operation &op) {
   for (Value *v : op.operands)
-    if (!supportedDType(v->type.dtype) || !v->type.isStatic())
+    if (!v->type.isStatic())
       return false;
   for (auto &r : op.results)
-    if (!supportedDType(r->type.dtype) || !r->type.isStatic())
+    if (!r->type.isStatic())
       return false;
   return true;
 }

@@ -32,7 +32,8 @@ struct FusionDomain {
 /// Operations a generated loop computes per element: those the operation
 /// table marks fusible for their result's element type (element-wise
 /// arithmetic, comparisons, logic, clip, select, cast, and sum / mean / max
-/// / min over trailing axes), on bool, i8, u8, i32, i64, f32 and f64.
+/// / min over trailing axes), on every element type (bf16 and f16 are
+/// computed in f32 between a load and a rounding store).
 bool isFusible(const ir::Operation &op);
 
 /// Constant-like operations (the table's FusionLeaf trait) that a cluster

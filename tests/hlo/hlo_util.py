@@ -100,6 +100,12 @@ def load_npy(path):
     return a
 
 
+def is_half_npy(path):
+    """Whether an .npy holds bf16 ('<V2') or f16 values."""
+    a = np.load(path, mmap_mode="r")
+    return (a.dtype.kind == "V" and a.dtype.itemsize == 2) or a.dtype == np.float16
+
+
 def close(got, want, rtol, atol):
     if got.dtype != want.dtype:
         return "dtype %s, expected %s" % (got.dtype, want.dtype)

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Random programs, run on both backends: the interpreter is the oracle.
 
-  random_programs.py --mdl BIN [--count N] [--seed S] [--keep DIR]
+  random_programs.py --mdl BIN [--count N] [--seed S] [--keep DIR] [--dtype f32|bf16|f16]
   random_programs.py --mdl BIN --place hip [--gpu-runtime opencl] ...
 
 Each program (a seed gives the same program every time) declares a few
-random f32 params and chains 6 to 30 statements drawn from the operations
+random params of the element type (f32 unless --dtype says otherwise) and
+chains 6 to 30 statements (4 to 14 for the halves) drawn from the operations
 the JIT fuses or treats specially: element-wise arithmetic and math with
 NumPy broadcasting, comparisons and select, reductions over the last or
 first axis (with and without keepdims), views (transpose, slices, reshape,
@@ -15,7 +16,10 @@ carried value, which the JIT does in place), `for` loops that carry a value
 and `if` on a run-time condition. Some shapes are large
 enough for the JIT to split loops among threads. Both backends must succeed
 and give the same results within a tolerance that allows for vector math
-and summation order (1e-4 relative to the result's magnitude).
+and summation order (1e-4 relative to the result's magnitude; for bf16 and
+f16, whose fused loops keep f32 between a load and a store where the
+interpreter rounds every operation's result, a few units of the half's
+precision: 2^-5).
 
 Discontinuous operations (floor, ceil, sign, comparisons, casts to
 integers) only ever see values both backends compute exactly (params, and
@@ -41,6 +45,8 @@ import numpy as np
 SMALL = [1, 3, 7, 16, 33]
 LARGE = [5, 8, 64, 130]
 BIG = [(256, 640), (512, 320)]  # 2^17 points and more: threaded loops
+DTYPE = "f32"  # --dtype
+TOLERANCE = {"f32": 1e-4, "bf16": 2.0 ** -5, "f16": 2.0 ** -5}
 
 
 class Val:
@@ -49,7 +55,7 @@ class Val:
 
 
 def ty(shape):
-    return "f32[" + ", ".join(str(d) for d in shape) + "]"
+    return DTYPE + "[" + ", ".join(str(d) for d in shape) + "]"
 
 
 def broadcastable(a, b):
@@ -138,7 +144,7 @@ class Gen:
             e = self.pick(lambda v: v.exact)
             b = self.partner(e)
             c = self.pick(lambda v: broadcastable(v.shape, e.shape) and bshape(v.shape, e.shape) == e.shape)
-            f = r.choice(["floor(%s)", "ceil(%s)", "sign(%s)", "cast(cast(%s * 4.0, i32), f32)",
+            f = r.choice(["floor(%s)", "ceil(%s)", "sign(%s)", "cast(cast(%s * 4.0, i32), " + DTYPE + ")",
                           "select(%s > %s, %s, %s * 0.5)", "select(%s <= 0.0 || %s > 1.0, %s, 1.0)"])
             if f.startswith("select(%s >"):
                 expr = f % (e.name, b.name, c.name, e.name)
@@ -198,7 +204,7 @@ class Gen:
             b = self.partner(a)
             n = r.randint(1, 5)
             name = self.fresh()
-            body = r.choice(["tanh(h * 0.5 + %s)", "h * 0.9 + sigmoid(%s) * cast(i, f32)",
+            body = r.choice(["tanh(h * 0.5 + %s)", "h * 0.9 + sigmoid(%s) * cast(i, " + DTYPE + ")",
                              "maximum(h, %s) - 0.25"])
             self.lines.append("  let %s = for i in 0..%d carry (h = %s) {" % (name, n, a.name))
             self.lines.append("    yield " + body % b.name)
@@ -252,7 +258,7 @@ class Gen:
         self.param(shape)
         if r.random() < 0.5:
             self.param(shape[1:] if len(shape) > 1 else shape)
-        for _ in range(r.randint(6, 30)):
+        for _ in range(r.randint(6, 30) if DTYPE == "f32" else r.randint(4, 14)):
             self.statement()
         made = [v for v in self.vals if not v.name.startswith("p")]
         outs = made[-r.randint(1, 3):]
@@ -288,12 +294,20 @@ def launched(stderr):
     return "gpu %s launched no kernel" % ", ".join(idle) if idle else None
 
 
+def widen(a):
+    """Float64 values of a result (bf16 is saved as two-byte void, '<V2')."""
+    if a.dtype.kind == "V" and a.dtype.itemsize == 2:
+        a = (a.reshape(-1).view(np.uint16).astype(np.uint32) << 16).view(np.float32).reshape(a.shape)
+    return a.astype(np.float64)
+
+
 def compare(a, b):
     if a.dtype != b.dtype or a.shape != b.shape:
         return "dtype/shape %s%s vs %s%s" % (a.dtype, a.shape, b.dtype, b.shape)
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    a64, b64 = widen(a), widen(b)
     scale = max(1.0, float(np.nanmax(np.abs(b64))) if b64.size else 1.0)
-    bad = ~((np.abs(a64 - b64) <= 1e-4 * scale + 1e-4 * np.abs(b64)) |
+    tol = TOLERANCE[DTYPE]
+    bad = ~((np.abs(a64 - b64) <= tol * scale + tol * np.abs(b64)) |
             (np.isnan(a64) & np.isnan(b64)) | (a64 == b64))
     if bad.any():
         i = np.argwhere(bad)[0]
@@ -310,7 +324,11 @@ def main():
     ap.add_argument("--keep", help="write the programs here")
     ap.add_argument("--place", choices=["hip"], help="compute main on a device of this kind")
     ap.add_argument("--gpu-runtime", default="opencl", help="with --place hip (default: opencl)")
+    ap.add_argument("--dtype", choices=sorted(TOLERANCE), default="f32",
+                    help="element type of the params and values")
     a = ap.parse_args()
+    global DTYPE
+    DTYPE = a.dtype
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         where = a.keep or tmp
@@ -367,8 +385,8 @@ def main():
                     print(bad)
                     failures += 1
                     break
-    print("%d random programs (seeds %d to %d)%s, %d failed" % (
-        a.count, a.seed, a.seed + a.count - 1, " on " + a.place if a.place else "", failures))
+    print("%d random %s programs (seeds %d to %d)%s, %d failed" % (
+        a.count, DTYPE, a.seed, a.seed + a.count - 1, " on " + a.place if a.place else "", failures))
     return 1 if failures else 0
 
 

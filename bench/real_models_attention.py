@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""The corpus attention block in bf16 (jax_mha_attention_block_bf16.hlo):
+mdl running the HLO text against the same expression in PyTorch bf16, same
+inputs, same run (issue 14).
+
+  bench/real_models_attention.py [--mdl build/bin/mdl] [--rounds 5]
+                                 [--corpus ../shared/corpus/hlo] [--json OUT]
+
+The HLO is JAX's scaled dot-product attention of 12 heads of 128 x 64:
+scores = q @ k^T * 0.125 (bf16), max and exp in bf16, their sum in f32
+rounded to bf16, the division in bf16, then @ v. PyTorch computes exactly
+that, written out (torch.bmm, amax, exp, sum of the f32 conversion, div,
+bmm), as a user would without a fused attention kernel.
+
+Every round runs each contender once, in turn, in a fresh process that warms
+up and then times its calls: mdl (`mdl run FILE.hlo --repeat N`), PyTorch
+eager with its defaults and in its best setting (2 threads,
+OMP_WAIT_POLICY=passive; eager and torch.jit.trace + freeze). Reported: the
+median over rounds of each process's median, mdl's ratio to the fastest
+PyTorch figure, GFLOP/s from counted FLOPs (the two products), the limit
+(those FLOPs at the machine's bf16 matrix rate, bench/bf16_rate), and the
+largest difference between mdl's result and PyTorch's.
+
+Importable: bench/real_models.py can call measure() and report().
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import real_models_util as U  # noqa: E402
+
+HLO = "jax_mha_attention_block_bf16.hlo"
+HEADS, SEQ, DIM = 12, 128, 64
+
+
+def inputs():
+    """q, k, v: float32 arrays of bf16 values, [1, 12, 128, 64]."""
+    rng = np.random.default_rng(21)
+    return [U.round_bf16(rng.standard_normal((1, HEADS, SEQ, DIM)).astype(np.float32))
+            for _ in range(3)]
+
+
+def write_inputs(work):
+    os.makedirs(work, exist_ok=True)
+    names = []
+    for name, x in zip("qkv", inputs()):
+        path = os.path.join(work, "attn_%s.npy" % name)
+        U.save_bf16_npy(path, x)
+        names.append("%s.1=%s" % (name, path))
+    return names
+
+
+def attention_flops():
+    return 2 * (2 * HEADS * SEQ * SEQ * DIM)
+
+
+def peer_main(mode, threads, repeat, save):
+    import torch
+    if threads:
+        torch.set_num_threads(threads)
+
+    class Attention(torch.nn.Module):
+        def forward(self, q, k, v):
+            q, k, v = q.reshape(HEADS, SEQ, DIM), k.reshape(HEADS, SEQ, DIM), v.reshape(HEADS, SEQ, DIM)
+            s = torch.bmm(q, k.transpose(1, 2)) * 0.125
+            m = s.amax(-1, keepdim=True)
+            e = torch.exp(s - m)
+            d = e.float().sum(-1, keepdim=True).to(torch.bfloat16)
+            return torch.bmm(e / d, v).reshape(1, HEADS, SEQ, DIM)
+
+    args = tuple(torch.from_numpy(x).to(torch.bfloat16) for x in inputs())
+    model = Attention().eval()
+    with torch.no_grad():
+        if mode == "torch-jit":
+            model = torch.jit.freeze(torch.jit.trace(model, args))
+        out = model(*args)
+        if save:
+            np.save(save, out.float().numpy())
+        print(json.dumps(U.time_calls(lambda: model(*args), repeat, 0.5)))
+
+
+def run_torch(mode, threads, extra, repeat, save=None):
+    return U.run_peer(os.path.abspath(__file__), ["--peer", mode], threads, extra, repeat, save)
+
+
+def measure(mdl, work, corpus, rounds=5, repeat=500, rate_tool=None, log=sys.stderr):
+    """Everything the report gives, as a dict."""
+    mdl = os.path.abspath(mdl)
+    load_before = os.getloadavg()
+    program = os.path.join(corpus, HLO)
+    ins = write_inputs(work)
+    out = os.path.join(work, "attn_out")
+    subprocess.run([mdl, "run", program, "-q", "--out", out] + ["--input=" + i for i in ins],
+                   check=True)
+    run_torch("torch-eager", 0, {}, 1, save=os.path.join(work, "attn_torch.npy"))
+    got = U.load_npy(os.path.join(out, "0.npy")).astype(np.float64)
+    want = np.load(os.path.join(work, "attn_torch.npy")).astype(np.float64)
+
+    times = {"mdl": []}
+    compile_ms = []
+    for r in range(rounds):
+        print("attention: round %d of %d" % (r + 1, rounds), file=log)
+        t, c = U.run_mdl(mdl, program, ins, repeat)
+        times["mdl"].append(t)
+        compile_ms.append(c)
+        for name, mode, threads, extra in U.PEERS:
+            t = run_torch(mode, threads, extra, repeat)
+            if t is not None:
+                times.setdefault(name, []).append(t)
+    rate = U.bf16_rate(rate_tool or U.default_tool(mdl, "bf16_rate"))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    best = min(v for k, v in med.items() if k != "mdl")
+    flops = attention_flops()
+    res = {"workload": "attention block in bf16 (%s: 12 heads, 128 x 64)" % HLO, "flops": flops,
+           "times_us": med, "ratio": med["mdl"] / best,
+           "compile_ms": statistics.median(compile_ms),
+           "max_abs_diff": float(np.abs(got - want).max()),
+           "max_abs_ref": float(np.abs(want).max()),
+           "load": [load_before[0], os.getloadavg()[0]], "bf16_rate": rate}
+    if rate:
+        res["limit_us"] = flops / (rate["gflops"] * 1e9) * 1e6
+    return res
+
+
+def report(res, rounds):
+    flops = res["flops"]
+    print("%s: %.3f GFLOP, median of %d interleaved rounds; load average %.2f before, %.2f after"
+          % (res["workload"], flops / 1e9, rounds, res["load"][0], res["load"][1]))
+    for k, v in res["times_us"].items():
+        print("  %-32s %9.1f us  %7.1f GFLOP/s" % (k, v, flops / v / 1e3))
+    print("  ratio mdl / fastest PyTorch: %.2f" % res["ratio"])
+    print("  mdl compile (parse to runnable): %.0f ms" % res["compile_ms"])
+    rate = res.get("bf16_rate")
+    if rate:
+        print("  limit at oneDNN's bf16 rate (%.0f GFLOP/s on %d threads, %s): %.1f us"
+              % (rate["gflops"], rate["threads"], rate["impl"], res["limit_us"]))
+    print("  results: max |mdl - PyTorch| %.3g (largest |PyTorch| %.3g)"
+          % (res["max_abs_diff"], res["max_abs_ref"]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mdl", default=os.path.join(HERE, "..", "build", "bin", "mdl"))
+    ap.add_argument("--corpus", default=os.path.join(HERE, "..", "..", "shared", "corpus", "hlo"))
+    ap.add_argument("--bf16-rate", default=None, help="bench/bf16_rate (default: beside mdl)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=500)
+    ap.add_argument("--work", default=None)
+    ap.add_argument("--json", default=None, help="also write the figures here")
+    ap.add_argument("--peer", help=argparse.SUPPRESS)
+    ap.add_argument("--threads", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--save", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.peer:
+        peer_main(a.peer, a.threads, a.repeat, a.save)
+        return 0
+    res = measure(a.mdl, a.work or tempfile.mkdtemp(prefix="mdl-attn-"), a.corpus, a.rounds,
+                  a.repeat, a.bf16_rate)
+    report(res, a.rounds)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

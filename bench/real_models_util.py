@@ -1,0 +1,133 @@
+"""Helpers shared by the real-model benchmarks (bench/real_models_vit.py,
+bench/real_models_attention.py; bench/real_models.py imports them): bf16
+arrays in the files mdl reads, running `mdl run --repeat` and a PyTorch
+peer in fresh processes, the machine's bf16 matrix rate (bench/bf16_rate).
+Runs under /usr/bin/python3 (Debian's NumPy and PyTorch).
+"""
+import json
+import os
+import re
+import statistics
+import struct
+import subprocess
+import time
+
+import numpy as np
+
+PY = "/usr/bin/python3"
+
+# PyTorch as a user gets it, and in its best setting (BENCHMARKING.md).
+PEERS = [
+    # name, mode, threads, environment
+    ("torch eager (default)", "torch-eager", 0, {}),
+    ("torch eager (best)", "torch-eager", 2, {"OMP_WAIT_POLICY": "passive"}),
+    ("torch jit trace+freeze (best)", "torch-jit", 2, {"OMP_WAIT_POLICY": "passive"}),
+]
+
+
+def to_bf16_bits(a):
+    """float32 -> uint16 bf16 bits, rounded to nearest even (as torch)."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16_bits(b):
+    return (np.asarray(b, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def round_bf16(a):
+    """float32 values rounded to bf16 (still float32)."""
+    return from_bf16_bits(to_bf16_bits(a)).reshape(np.shape(a))
+
+
+def save_bf16_npy(path, array):
+    """bf16 as mdl reads it from .npy: two-byte void ('<V2')."""
+    np.save(path, to_bf16_bits(array).reshape(np.shape(array)).view(np.dtype("V2")))
+
+
+def save_bf16_safetensors(path, tensors):
+    """{name: float32 array} -> a safetensors file of BF16 tensors."""
+    header, blobs, offset = {}, [], 0
+    for name, array in tensors.items():
+        data = to_bf16_bits(array).tobytes()
+        header[name] = {"dtype": "BF16", "shape": list(np.shape(array)),
+                        "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        blobs.append(data)
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for b in blobs:
+            f.write(b)
+
+
+def load_npy(path):
+    """np.load, with bf16 ('<V2') widened to float32."""
+    a = np.load(path)
+    if a.dtype.kind == "V" and a.dtype.itemsize == 2:
+        return from_bf16_bits(a.reshape(-1).view(np.uint16)).reshape(a.shape)
+    return a
+
+
+def env_with(extra):
+    e = dict(os.environ)
+    e.update(extra)
+    return e
+
+
+def run_mdl(mdl, program, inputs, repeat, extra_env=None):
+    """(median us per call, parse-to-runnable ms) of `mdl run --repeat`."""
+    cmd = [mdl, "run", program, "-q", "--repeat", str(repeat), "--timings"]
+    cmd += ["--input=" + i for i in inputs]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env_with(extra_env or {}),
+                       timeout=1800)
+    m = re.search(r"repeat \d+: min ([\d.]+) us, median ([\d.]+) us", p.stderr)
+    t = re.search(r"timings \(ms\):(.*)", p.stderr)
+    if p.returncode != 0 or not m or not t:
+        raise RuntimeError("mdl failed: %s\n%s" % (" ".join(cmd), p.stderr[-3000:]))
+    phases = {k: float(v) for k, v in re.findall(r"(\w+)=([\d.]+)", t.group(1))}
+    return float(m.group(2)), sum(v for k, v in phases.items() if k != "run")
+
+
+def run_peer(script, args, threads, extra, repeat, save=None):
+    """A peer (`script --peer ...`) in a fresh process: median us, or None."""
+    cmd = [PY, script] + args + ["--repeat", str(repeat)]
+    if threads:
+        cmd += ["--threads", str(threads)]
+    if save:
+        cmd += ["--save", save]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env_with(extra), timeout=1800)
+    if p.returncode != 0:
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])["median_us"]
+
+
+def time_calls(fn, repeat, warm_s):
+    """Median and minimum microseconds of `repeat` calls after `warm_s` of
+    warm-up (the first tens of milliseconds of a process can be slow)."""
+    t_end = time.perf_counter() + warm_s
+    while time.perf_counter() < t_end:
+        fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e6)
+    return {"median_us": statistics.median(times), "min_us": min(times)}
+
+
+def bf16_rate(tool):
+    """oneDNN's bf16 matrix rate on this machine (bench/bf16_rate), or None."""
+    if not tool or not os.path.exists(tool):
+        return None
+    p = subprocess.run([tool], capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def default_tool(mdl, name):
+    """build/bench/NAME beside build/bin/mdl."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(mdl))), "bench", name)

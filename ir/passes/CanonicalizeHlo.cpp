@@ -1,0 +1,216 @@
+// canonicalize, the HLO operations (see Canonicalize.h): imported programs
+// state reductions and matrix products in HLO's general forms; the JIT
+// fuses core reductions and reads matrix products in place, so the forms
+// that have a core equivalent are rewritten into it.
+// 1. reduce(x, init) with reducer add, max or min over one input becomes
+//    sum / max / min over the same axes (keepdims false). The kernel starts
+//    from init and then takes the elements; max / min combine a non-neutral
+//    init with `maximum` / `minimum` afterwards (exact, NaN propagating
+//    either way); add applies only when init is +0, where starting from it
+//    changes nothing (integers: wrapping addition of init is exact too).
+//    Bool reductions stay (sum and max have no bool form).
+// 2. dot_general of floats becomes
+//      lhs' = reshape(transpose(lhs, batch + free + contract), [B..., M, K])
+//      rhs' = reshape(transpose(rhs, batch + contract + free), [B..., K, N])
+//      y    = reshape(dot_general(lhs', rhs') in matrix-product form, result)
+//    Transposes are views and reshapes usually are; the JIT's matrix
+//    product then reads operands as they are, transposed or strided. The
+//    element type of the result (`dtype`, e.g. f32 from bf16 operands) is
+//    kept.
+#include "ir/Half.h"
+#include "ir/passes/Canonicalize.h"
+#include "ir/passes/CanonicalizeInternal.h"
+#include "stdlib/Registry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+namespace mdl::passes {
+
+using namespace ir;
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+bool contains(const Ints &v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+/// The value of a scalar constant as a double (integers converted), or
+/// nullopt when `v` is not one.
+std::optional<double> scalarConstant(const Value *v) {
+  const Operation *def = v->def;
+  if (!def || def->kind != OpKind::Constant || v->type.numElements() != 1)
+    return std::nullopt;
+  const Attribute *a = def->attr("value");
+  if (!a || a->kind() != Attribute::Kind::Dense)
+    return std::nullopt;
+  const DenseData &d = a->asDense();
+  const unsigned char *p = d.bytes.data();
+  if (d.bytes.size() < dtypeSize(d.type.dtype))
+    return std::nullopt;
+  switch (d.type.dtype) {
+  case DType::F32: {
+    float f;
+    std::memcpy(&f, p, 4);
+    return double(f);
+  }
+  case DType::F64: {
+    double f;
+    std::memcpy(&f, p, 8);
+    return f;
+  }
+  case DType::BF16:
+  case DType::F16: {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return double(d.type.dtype == DType::BF16 ? bf16ToFloat(h) : halfToFloat(h));
+  }
+  case DType::I32: {
+    int32_t i;
+    std::memcpy(&i, p, 4);
+    return double(i);
+  }
+  case DType::I64: {
+    int64_t i;
+    std::memcpy(&i, p, 8);
+    return double(i);
+  }
+  case DType::I8:
+    return double(int8_t(p[0]));
+  case DType::U8:
+    return double(p[0]);
+  case DType::Bool:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+bool rewritesReduce(const Operation &op) {
+  if (op.operands.size() != 2 || op.results.size() != 1 || op.attr("to_apply"))
+    return false;
+  const std::string &r = op.stringAttr("reducer");
+  DType t = op.operands[0]->type.dtype;
+  if ((r != "add" && r != "max" && r != "min") || t == DType::Bool ||
+      !op.operands[0]->type.isStatic() || op.intListAttr("dims").empty())
+    return false;
+  std::optional<double> init = scalarConstant(op.operands[1]);
+  if (!init)
+    return false;
+  // add: only a +0 init (a -0 one would make an all -0 sum -0).
+  return r != "add" || (*init == 0 && !std::signbit(*init));
+}
+
+bool rewritesDot(const Operation &op) {
+  if (op.operands.size() != 2 || op.results.size() != 1)
+    return false;
+  const TensorType &a = op.operands[0]->type, &b = op.operands[1]->type;
+  return isFloat(a.dtype) && a.dtype == b.dtype && isFloat(op.results[0]->type.dtype) &&
+         a.isStatic() && b.isStatic() && op.results[0]->type.isStatic() && !isMatmulFormDot(op);
+}
+
+Value *expandReduce(Expander &ex) {
+  const Operation &op = ex.original();
+  const std::string &r = op.stringAttr("reducer");
+  OpKind k = r == "add" ? OpKind::Sum : r == "max" ? OpKind::ReduceMax : OpKind::ReduceMin;
+  Ints axes = op.intListAttr("dims");
+  std::sort(axes.begin(), axes.end());
+  Value *y = ex.emit(k, {op.operands[0]},
+                     {{"axis", Attribute::intList(axes)}, {"keepdims", Attribute::boolean(false)}});
+  if (r == "add")
+    return y;
+  double init = *scalarConstant(op.operands[1]);
+  bool neutral =
+      isFloat(op.operands[0]->type.dtype) && std::isinf(init) && (r == "max" ? init < 0 : init > 0);
+  if (neutral)
+    return y;
+  return ex.emit(r == "max" ? OpKind::Maximum : OpKind::Minimum, {y, op.operands[1]});
+}
+
+Value *expandDot(Expander &ex) {
+  const Operation &op = ex.original();
+  Value *a = op.operands[0], *b = op.operands[1];
+  Ints as = a->type.sizes(), bs = b->type.sizes();
+  const Ints &lb = op.intListAttr("lhs_batch"), &rb = op.intListAttr("rhs_batch"),
+             &lc = op.intListAttr("lhs_contract"), &rc = op.intListAttr("rhs_contract");
+  Ints lfree, rfree, batch;
+  for (int64_t d = 0; d < int64_t(as.size()); ++d)
+    if (!contains(lb, d) && !contains(lc, d))
+      lfree.push_back(d);
+  for (int64_t d = 0; d < int64_t(bs.size()); ++d)
+    if (!contains(rb, d) && !contains(rc, d))
+      rfree.push_back(d);
+  int64_t M = 1, N = 1, K = 1;
+  for (int64_t d : lb)
+    batch.push_back(as[size_t(d)]);
+  for (int64_t d : lfree)
+    M *= as[size_t(d)];
+  for (int64_t d : rfree)
+    N *= bs[size_t(d)];
+  for (int64_t d : lc)
+    K *= as[size_t(d)];
+  Ints aPerm = lb, bPerm = rb;
+  aPerm.insert(aPerm.end(), lfree.begin(), lfree.end());
+  aPerm.insert(aPerm.end(), lc.begin(), lc.end());
+  bPerm.insert(bPerm.end(), rc.begin(), rc.end());
+  bPerm.insert(bPerm.end(), rfree.begin(), rfree.end());
+  Ints aShape = batch, bShape = batch;
+  aShape.insert(aShape.end(), {M, K});
+  bShape.insert(bShape.end(), {K, N});
+  Value *a2 = ex.reshape(ex.transpose(a, aPerm), aShape);
+  Value *b2 = ex.reshape(ex.transpose(b, bPerm), bShape);
+  int64_t nb = int64_t(batch.size());
+  Ints batchAxes;
+  for (int64_t i = 0; i < nb; ++i)
+    batchAxes.push_back(i);
+  std::vector<NamedAttr> attrs = {{"lhs_batch", Attribute::intList(batchAxes)},
+                                  {"rhs_batch", Attribute::intList(batchAxes)},
+                                  {"lhs_contract", Attribute::intList({nb + 1})},
+                                  {"rhs_contract", Attribute::intList({nb})}};
+  if (const Attribute *t = op.attr("dtype"))
+    attrs.push_back({"dtype", *t});
+  Value *y = ex.emit(OpKind::DotGeneral, {a2, b2}, std::move(attrs));
+  return ex.reshape(y, op.results[0]->type.sizes());
+}
+
+} // namespace
+
+bool isMatmulFormDot(const Operation &op) {
+  if (op.kind != OpKind::DotGeneral || op.operands.size() != 2)
+    return false;
+  const TensorType &a = op.operands[0]->type, &b = op.operands[1]->type;
+  if (a.rank() != b.rank() || a.rank() < 2)
+    return false;
+  int64_t nb = a.rank() - 2;
+  Ints batch;
+  for (int64_t i = 0; i < nb; ++i)
+    batch.push_back(i);
+  return op.intListAttr("lhs_batch") == batch && op.intListAttr("rhs_batch") == batch &&
+         op.intListAttr("lhs_contract") == Ints{nb + 1} &&
+         op.intListAttr("rhs_contract") == Ints{nb};
+}
+
+bool rewritesHlo(const Operation &op) {
+  switch (op.kind) {
+  case OpKind::Reduce:
+    return rewritesReduce(op);
+  case OpKind::DotGeneral:
+    return rewritesDot(op);
+  default:
+    return false;
+  }
+}
+
+Value *expandHlo(Expander &ex) {
+  switch (ex.original().kind) {
+  case OpKind::Reduce:
+    return expandReduce(ex);
+  case OpKind::DotGeneral:
+    return expandDot(ex);
+  default:
+    return nullptr;
+  }
+}
+
+} // namespace mdl::passes
