@@ -312,7 +312,9 @@ private:
       break;
     }
     if (plan_.handleOf.count(&op)) {
-      Value *rc = b_.CreateCall(runtime("mdl_rt_kernel", i32_, {ptr_, ptr_, ptr_, ptr_}),
+      // Convolutions have a oneDNN primitive of their own (ConvPrimitive.h).
+      const char *fn = op.kind == OpKind::FusedConvolution ? "mdl_rt_conv" : "mdl_rt_kernel";
+      Value *rc = b_.CreateCall(runtime(fn, i32_, {ptr_, ptr_, ptr_, ptr_}),
                                 {context(), handle(op), pointerArray(addresses(op.operands)),
                                  pointerArray(resultAddresses(op))});
       check(rc);

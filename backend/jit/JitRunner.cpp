@@ -3,6 +3,7 @@
 #include "backend/jit/BufferPlan.h"
 #include "backend/jit/Codegen.h"
 #include "backend/jit/Compiler.h"
+#include "backend/jit/ConvPrimitive.h"
 #include "backend/jit/Runtime.h"
 #include "ir/text/Printer.h"
 #include "ir/passes/Fuse.h"
@@ -19,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <omp.h>
@@ -100,6 +102,7 @@ struct JitRunner::Impl {
   std::vector<Tensor> globals;
   std::vector<std::shared_ptr<void>> memory; // arenas and device copies of globals
   std::vector<std::unique_ptr<SegmentHandle>> segments;
+  std::vector<std::unique_ptr<ConvPrimitive>> convolutions;
   std::map<std::string, int32_t (*)(void **, void **)> entries;
   JitStats stats;
   bool compiled = false, loaded = false;
@@ -320,6 +323,7 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
   symbols[kContextSymbol] = &ctx;
   symbols["mdl_rt_kernel"] = reinterpret_cast<const void *>(&mdl_rt_kernel);
   symbols["mdl_rt_matmul"] = reinterpret_cast<const void *>(&mdl_rt_matmul);
+  symbols["mdl_rt_conv"] = reinterpret_cast<const void *>(&mdl_rt_conv);
   symbols["mdl_rt_parallel_for"] = reinterpret_cast<const void *>(&mdl_rt_parallel_for);
   symbols["mdl_rt_copy"] = reinterpret_cast<const void *>(&mdl_rt_copy);
   symbols["mdl_rt_strided_copy"] = reinterpret_cast<const void *>(&mdl_rt_strided_copy);
@@ -367,6 +371,16 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
         }
         addr = h.get();
         segments.push_back(std::move(h));
+      } else if (op->kind == OpKind::FusedConvolution) {
+        // Its oneDNN primitive, made now (oneDNN generates code); a kernel
+        // that is a global or a constant is reordered once.
+        Root::Kind k = plan.rootOf(op->operands[1]).kind;
+        auto c = ConvPrimitive::create(*op, k == Root::Kind::Global || k == Root::Kind::Constant);
+        if (std::getenv("MDL_JIT_TRACE"))
+          std::fprintf(stderr, "jit: convolution at line %u:%u: %s\n", op->loc.line, op->loc.col,
+                       c->description().c_str());
+        addr = c.get();
+        convolutions.push_back(std::move(c));
       }
       symbols[handleSymbol(f.name, int(n))] = addr;
     }

@@ -1,0 +1,60 @@
+// The JIT's convolutions: each fused_convolution call site of compiled code
+// is one oneDNN convolution primitive, created when the program is loaded
+// and called through mdl_rt_conv.
+//
+// The input and output keep the layouts the program gives them (the
+// dimension labels become strides: NHWC, NCHW, ...); a kernel that is a
+// global or a constant of the program is reordered once, at the first
+// call, into the layout oneDNN chooses, any other kernel is read as it is.
+// The epilogue's scalar and per-channel steps and its residual become
+// oneDNN post-operations (binary mul/add, sum); relu and clip run after it
+// over the output, so that NaN stays NaN as the reference has it (oneDNN's
+// eltwise post-operations turn it into 0). bf16 runs on the CPU's bf16
+// instructions (AMX where there are), accumulating in f32; f16, which
+// oneDNN 2.6 does not convolve, is converted to f32 around an f32
+// primitive. A call site oneDNN cannot take (f64, input dilation, batch
+// groups, negative padding, an activation before another step, only a
+// reference implementation on offer) runs the CPU kernel, the reference.
+//
+// Threads: a primitive runs on oneDNN's OpenMP threads (as many as the
+// worker pool has, `cpu(threads = N)`), from the calling thread; the worker
+// pool's threads are idle meanwhile (docs/jit.md, *Convolutions*).
+#pragma once
+
+#include "backend/jit/Runtime.h"
+
+#include <memory>
+#include <string>
+
+namespace mdl::backend::jit {
+
+class ConvPrimitive {
+public:
+  /// Prepares call site `op` (a fused_convolution). `constantKernel`: the
+  /// kernel is a global or a constant, whose bytes never change.
+  static std::unique_ptr<ConvPrimitive> create(const ir::Operation &op, bool constantKernel);
+  ~ConvPrimitive();
+
+  /// Runs the call site on contiguous host buffers (operands, result); 0,
+  /// or 1 after reporting an error.
+  int32_t run(RuntimeContext &ctx, void *const *ins, void *const *outs);
+
+  /// Whether oneDNN runs it (else the CPU kernel).
+  bool onednn() const;
+  /// oneDNN's implementation ("brgconv:avx512_core"), or why the CPU kernel
+  /// runs it.
+  const std::string &description() const;
+
+private:
+  struct Impl;
+  explicit ConvPrimitive(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace mdl::backend::jit
+
+extern "C" {
+/// Runs a fused_convolution call site (ConvPrimitive.h).
+int32_t mdl_rt_conv(mdl::backend::jit::RuntimeContext *ctx, mdl::backend::jit::ConvPrimitive *conv,
+                    void *const *ins, void *const *outs);
+}
