@@ -1,16 +1,26 @@
 // The JIT's convolutions through oneDNN (see ConvPrimitive.h).
 //
-// create(): the operation's dimension labels, strides, padding, kernel
-// dilation and feature groups become a oneDNN convolution descriptor whose
-// input and output memory descriptors carry the program's strides; the
-// epilogue's steps become post-operations up to its trailing relu / clip;
-// the primitive is created then (oneDNN generates its code), or the reason
-// it cannot be is kept. run(): converts what oneDNN does not take as it is
-// (f16 data, non-f32 per-channel operands), reorders a constant kernel the
-// first time, copies the residual into the output (the sum post-operation
-// adds to what the output holds), executes, applies the activation.
+// create():
+// 1. The operation's dimension labels, strides, padding, kernel dilation
+//    and feature groups become oneDNN's {N, C, spatial...} problem, with
+//    the program's strides for the input and output.
+// 2. The epilogue: a leading add is the bias; the steps up to the trailing
+//    relu / clip are post-operations (binary add / sub / mul by an f32
+//    vector, sum for the residual).
+// 3. The output is cut into one contiguous slab per worker-pool thread
+//    along its outermost dimension of more than one element: images, rows
+//    (the input rows each slab reads, with the padding at its edges), or
+//    output features (a slice of the kernel each). Each slab is a
+//    primitive of its own, created for one thread. A convolution too small
+//    to share, or one whose output cannot be cut so, is one primitive on
+//    oneDNN's own threads.
+// run(): converts what oneDNN does not take as it is (f16 data, non-f32
+// vectors), reorders a constant kernel the first time, then each slab, on
+// its thread: the residual copied into the output (the sum post-operation
+// adds to what the output holds), the primitive, the activation.
 #include "backend/jit/ConvPrimitive.h"
 #include "backend/cpu/Kernels.h"
+#include "backend/jit/WorkerPool.h"
 #include "ir/Half.h"
 #include "stdlib/ConvEpilogue.h"
 #include "stdlib/ConvLabels.h"
@@ -18,10 +28,12 @@
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 namespace mdl::backend::jit {
@@ -32,7 +44,9 @@ using stdlib::EpilogueKind;
 
 namespace {
 
-/// Elements below which conversions and activations stay on one thread.
+/// Multiply-adds below which a convolution runs whole on the calling thread.
+constexpr int64_t kShareMacs = int64_t(1) << 21;
+/// Elements below which a conversion stays on one thread.
 constexpr int64_t kParallelElements = int64_t(1) << 16;
 
 dnnl::engine &cpuEngine() {
@@ -79,25 +93,83 @@ void fromFloat(const float *src, DType t, void *dst, int64_t n) {
     h[i] = t == DType::BF16 ? floatToBf16(src[i]) : floatToHalf(src[i]);
 }
 
-void copyBytes(void *dst, const void *src, int64_t bytes) {
-  int parts = bytes >= (int64_t(1) << 20) ? omp_get_max_threads() : 1;
-#pragma omp parallel for if (parts > 1) schedule(static)
-  for (int p = 0; p < parts; ++p) {
-    int64_t lo = bytes * p / parts, hi = bytes * (p + 1) / parts;
-    std::memcpy(static_cast<char *>(dst) + lo, static_cast<const char *>(src) + lo,
-                size_t(hi - lo));
+/// y = clip(y, lo, hi) in place, NaN kept (the reference's comparisons).
+void clampFloat(float *y, int64_t n, float lo, float hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = y[i];
+    y[i] = v < lo ? lo : (v > hi ? hi : v);
+  }
+}
+void clampBf16(uint16_t *y, int64_t n, float lo, float hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = bf16ToFloat(y[i]);
+    y[i] = floatToBf16(v < lo ? lo : (v > hi ? hi : v));
   }
 }
 
-/// y = clip(y, lo, hi) in place, NaN kept (the reference's comparisons).
-template <typename T, typename Load, typename Store>
-void clamp(T *y, int64_t n, float lo, float hi, Load load, Store store) {
-#pragma omp parallel for if (n >= kParallelElements) schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    float v = load(y[i]);
-    y[i] = store(v < lo ? lo : (v > hi ? hi : v));
+/// Runs a scope with OpenMP (oneDNN) on `n` threads.
+class OpenMPThreads {
+public:
+  explicit OpenMPThreads(int n) : saved_(omp_get_max_threads()) { omp_set_num_threads(n); }
+  ~OpenMPThreads() { omp_set_num_threads(saved_); }
+
+private:
+  int saved_;
+};
+
+/// A tensor in oneDNN's terms: dims {a, b, spatial...} and their strides.
+struct Layout {
+  memory::dims dims, strides;
+
+  /// The dims of a tensor of `sizes` labeled `l`, with its row-major strides.
+  static Layout of(const std::vector<int64_t> &sizes, const stdlib::DimLabels &l) {
+    std::vector<int64_t> rm(sizes.size(), 1);
+    for (size_t i = sizes.size(); i-- > 1;)
+      rm[i - 1] = rm[i] * sizes[i];
+    Layout t{{sizes[size_t(l.a)], sizes[size_t(l.b)]}, {rm[size_t(l.a)], rm[size_t(l.b)]}};
+    for (int64_t s : l.spatial) {
+      t.dims.push_back(sizes[size_t(s)]);
+      t.strides.push_back(rm[size_t(s)]);
+    }
+    return t;
   }
-}
+
+  /// The dims, outermost in memory first (larger stride; a dim of size 1
+  /// after those it ties with).
+  std::vector<size_t> order() const {
+    std::vector<size_t> o(dims.size());
+    std::iota(o.begin(), o.end(), 0);
+    std::stable_sort(o.begin(), o.end(), [&](size_t a, size_t b) {
+      return strides[a] != strides[b] ? strides[a] > strides[b] : dims[a] > dims[b];
+    });
+    return o;
+  }
+
+  /// Whether every dim outside `d` in memory has one element (a range of
+  /// `d` is then contiguous).
+  bool outermost(size_t d) const {
+    for (size_t i : order()) {
+      if (i == d)
+        return true;
+      if (dims[i] != 1)
+        return false;
+    }
+    return false;
+  }
+
+  /// `dims` with dim `d` cut to `n`, strides dense in this layout's order.
+  memory::desc slab(size_t d, int64_t n, memory::data_type t) const {
+    memory::dims sub = dims, st(dims.size());
+    sub[d] = n;
+    int64_t acc = 1;
+    std::vector<size_t> o = order();
+    for (size_t k = o.size(); k-- > 0;) {
+      st[o[k]] = acc;
+      acc *= sub[o[k]];
+    }
+    return memory::desc(sub, t, st);
+  }
+};
 
 } // namespace
 
@@ -105,51 +177,122 @@ struct ConvPrimitive::Impl {
   const Operation *op = nullptr;
   bool constantKernel = false;
   std::string description;
-  std::optional<dnnl::convolution_forward> prim;
+  bool ready = false; // oneDNN runs it
 
   DType xType = DType::F32, yType = DType::F32;
   bool viaFloat = false; // f16 data converted to and from f32
-  memory::desc src, kernelPlain, kernel, dst;
-  std::optional<dnnl::reorder> kernelReorder;
-  std::optional<memory> kernelMem; // the reordered constant kernel
-  const void *kernelFrom = nullptr;
-  std::vector<float> kernelFloat; // a constant f16 kernel in f32
+  int64_t xElems = 0, wElems = 0, yElems = 0, outFeatures = 0;
+
+  /// One slab of the output and its primitive.
+  struct Part {
+    std::optional<dnnl::convolution_forward> prim;
+    memory::desc src, dst, kernelPlain, kernel, bias;
+    std::vector<memory::desc> vectors; // of the binary post-operations
+    int64_t srcOff = 0, dstOff = 0, dstCount = 0, kernelOff = 0, channelOff = 0;
+    bool slice = false;       // reads its own slice of the kernel (output features)
+    bool sharesFirst = false; // reads part 0's reordered kernel
+    std::optional<dnnl::reorder> reorder;
+    std::optional<memory> kernelMem;
+    memory scratchpad;
+  };
+  std::vector<Part> parts;
+  /// Whether the parts run on the worker pool (each on one thread); else
+  /// the single part runs on oneDNN's threads (`threads`).
+  bool shared = false;
+  int threads = 1;
+  const void *kernelFrom = nullptr; // the constant kernel reordered
+  std::vector<float> kernelFloat;   // an f16 kernel in f32
 
   struct Binary {
     int operand;   // index into the operation's operands
     int64_t count; // 1 or the output features
-    memory::desc desc;
+    dnnl::algorithm alg;
     int index; // its position among the post-operations
   };
   std::vector<Binary> binaries;
   int residual = -1; // index into the operands, or -1
+  int bias = -1;     // the leading add's operand, or -1
+  int64_t biasCount = 0;
   bool activation = false;
   float lo = 0, hi = std::numeric_limits<float>::infinity();
-  int64_t xElems = 0, wElems = 0, yElems = 0;
 
   bool build();
+  bool makePart(Part &p, const memory::desc &src, const memory::desc &dst,
+                const memory::desc &kernel, const memory::dims &padL, const memory::dims &padR,
+                const memory::dims &st, const memory::dims &dil, int64_t features,
+                std::string &impl);
   int32_t runKernel(RuntimeContext &ctx, void *const *ins, void *const *outs);
   int32_t runOnednn(RuntimeContext &ctx, void *const *ins, void *const *outs);
 };
 
 namespace {
 
-/// oneDNN dims {a, b, spatial...} of a tensor of `sizes` labeled `l`, with
-/// its row-major strides.
-void describe(const std::vector<int64_t> &sizes, const stdlib::DimLabels &l, memory::dims &dims,
-              memory::dims &strides) {
-  std::vector<int64_t> rm(sizes.size(), 1);
-  for (size_t i = sizes.size(); i-- > 1;)
-    rm[i - 1] = rm[i] * sizes[i];
-  dims = {sizes[size_t(l.a)], sizes[size_t(l.b)]};
-  strides = {rm[size_t(l.a)], rm[size_t(l.b)]};
-  for (int64_t s : l.spatial) {
-    dims.push_back(sizes[size_t(s)]);
-    strides.push_back(rm[size_t(s)]);
-  }
-}
+/// What the parts of one call read and write.
+struct CallData {
+  ConvPrimitive::Impl *impl;
+  const void *x;
+  void *y;
+  const void *residual;
+  size_t yBytes;
+  std::vector<const float *> vectors; // per binary post-operation, all features
+  const float *bias = nullptr;
+  std::vector<memory> kernels; // per part
+  std::vector<std::string> errors;
+};
 
 } // namespace
+
+bool ConvPrimitive::Impl::makePart(Part &p, const memory::desc &src, const memory::desc &dst,
+                                   const memory::desc &kernel, const memory::dims &padL,
+                                   const memory::dims &padR, const memory::dims &st,
+                                   const memory::dims &dil, int64_t features, std::string &impl) {
+  p.src = src;
+  p.dst = dst;
+  dnnl::post_ops post;
+  for (const Binary &b : binaries) {
+    while (post.len() < b.index)
+      post.append_sum(1.f); // the residual's place
+    memory::dims vd(dst.dims().size(), 1), vs(vd.size(), 1);
+    if (b.count > 1)
+      vd[1] = features;
+    for (size_t k = vd.size(); k-- > 1;)
+      vs[k - 1] = vs[k] * vd[k];
+    p.vectors.push_back(memory::desc(vd, memory::data_type::f32, vs));
+    post.append_binary(b.alg, p.vectors.back());
+  }
+  if (residual >= 0 && post.len() == int(binaries.size()))
+    post.append_sum(1.f); // after every binary one
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(post);
+  // Slabs run at the same time: each has its own scratchpad (oneDNN's own
+  // is one per process unless built for concurrent execution).
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (bias >= 0)
+    p.bias = memory::desc({features}, memory::data_type::f32, memory::format_tag::a);
+  auto desc = [&](const memory::desc &k) {
+    return bias >= 0 ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                       dnnl::algorithm::convolution_direct, src, k,
+                                                       p.bias, dst, st, dil, padL, padR)
+                     : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                       dnnl::algorithm::convolution_direct, src, k,
+                                                       dst, st, dil, padL, padR);
+  };
+  std::optional<dnnl::convolution_forward::primitive_desc> pd;
+  try {
+    pd.emplace(desc(kernel), attr, cpuEngine());
+  } catch (const dnnl::error &) {
+    if (kernel.data.format_kind == dnnl_format_kind_any)
+      throw;
+    // Another slab's choice of kernel layout: this one chooses its own.
+    pd.emplace(desc(memory::desc(kernel.dims(), kernel.data_type(), memory::format_tag::any)), attr,
+               cpuEngine());
+  }
+  impl = pd->impl_info_str();
+  p.kernel = pd->weights_desc();
+  p.prim = dnnl::convolution_forward(*pd);
+  p.scratchpad = memory(pd->scratchpad_desc(), cpuEngine());
+  return impl.rfind("ref", 0) != 0;
+}
 
 bool ConvPrimitive::Impl::build() {
   auto why = [this](std::string s) {
@@ -194,33 +337,34 @@ bool ConvPrimitive::Impl::build() {
     padL.push_back(pad[2 * i]);
     padR.push_back(pad[2 * i + 1]);
   }
-
-  memory::dims dims, str;
-  describe(xt.sizes(), labels->input, dims, str);
-  src = memory::desc(dims, dx, str);
-  describe(yt.sizes(), labels->output, dims, str);
-  dst = memory::desc(dims, dy, str);
-  int64_t outFeatures = dims[1];
+  Layout x = Layout::of(xt.sizes(), labels->input), y = Layout::of(yt.sizes(), labels->output);
   // The kernel: {O, I, k...}, or {G, O/G, I, k...} with groups.
-  describe(wt.sizes(), labels->kernel, dims, str); // {I, O, k...}
-  memory::dims kd = {dims[1], dims[0]}, ks = {str[1], str[0]};
-  if (groups > 1) {
-    kd = {groups, dims[1] / groups, dims[0]};
-    ks = {str[1] * (dims[1] / groups), str[1], str[0]};
+  Layout k = Layout::of(wt.sizes(), labels->kernel); // {I, O, k...}
+  Layout kp{{k.dims[1], k.dims[0]}, {k.strides[1], k.strides[0]}};
+  if (groups > 1)
+    kp = {{groups, k.dims[1] / groups, k.dims[0]},
+          {k.strides[1] * (k.dims[1] / groups), k.strides[1], k.strides[0]}};
+  for (size_t i = 2; i < k.dims.size(); ++i) {
+    kp.dims.push_back(k.dims[i]);
+    kp.strides.push_back(k.strides[i]);
   }
-  for (size_t i = 2; i < dims.size(); ++i) {
-    kd.push_back(dims[i]);
-    ks.push_back(str[i]);
-  }
-  kernelPlain = memory::desc(kd, dx, ks);
-  kernel = constantKernel ? memory::desc(kd, dx, memory::format_tag::any) : kernelPlain;
   xElems = xt.numElements();
   wElems = wt.numElements();
   yElems = yt.numElements();
+  outFeatures = y.dims[1];
 
-  // The epilogue: post-operations up to its trailing activation.
-  dnnl::post_ops post;
+  // The epilogue.
   size_t i = 0;
+  int posts = 0;
+  if (!steps->empty() && (*steps)[0].kind == EpilogueKind::Add) {
+    bias = (*steps)[0].operand + 2;
+    biasCount =
+        stdlib::classifyChannelOperand(o.operands[size_t(bias)]->type, yt, int(labels->output.b)) ==
+                stdlib::ChannelOperand::Scalar
+            ? 1
+            : outFeatures;
+    i = 1;
+  }
   for (; i < steps->size(); ++i) {
     const stdlib::EpilogueStep &step = (*steps)[i];
     int operand = step.operand + 2;
@@ -230,25 +374,17 @@ bool ConvPrimitive::Impl::build() {
       if (residual >= 0)
         return why("two residual additions");
       residual = operand;
-      post.append_sum(1.f);
+      ++posts;
       continue;
     }
     bool scalar =
         stdlib::classifyChannelOperand(o.operands[size_t(operand)]->type, yt,
                                        int(labels->output.b)) == stdlib::ChannelOperand::Scalar;
-    // A {1, C, 1...} (or all-ones) f32 vector, row-major.
-    memory::dims vd(dims.size(), 1), vs(dims.size(), 1);
-    if (!scalar)
-      vd[1] = outFeatures;
-    for (size_t k = vd.size(); k-- > 1;)
-      vs[k - 1] = vs[k] * vd[k];
-    Binary b{operand, scalar ? 1 : outFeatures, memory::desc(vd, memory::data_type::f32, vs),
-             post.len()};
-    binaries.push_back(b);
-    post.append_binary(step.kind == EpilogueKind::Add   ? dnnl::algorithm::binary_add
-                       : step.kind == EpilogueKind::Sub ? dnnl::algorithm::binary_sub
-                                                        : dnnl::algorithm::binary_mul,
-                       b.desc);
+    binaries.push_back({operand, scalar ? 1 : outFeatures,
+                        step.kind == EpilogueKind::Add   ? dnnl::algorithm::binary_add
+                        : step.kind == EpilogueKind::Sub ? dnnl::algorithm::binary_sub
+                                                         : dnnl::algorithm::binary_mul,
+                        posts++});
   }
   for (; i < steps->size(); ++i) {
     const stdlib::EpilogueStep &step = (*steps)[i];
@@ -262,21 +398,100 @@ bool ConvPrimitive::Impl::build() {
     hi = activation ? std::max(std::min(hi, h), l) : h;
     activation = true;
   }
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(post);
-  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
-                                    dnnl::algorithm::convolution_direct, src, kernel, dst, st, dil,
-                                    padL, padR);
-  dnnl::convolution_forward::primitive_desc pd(d, attr, cpuEngine());
-  std::string impl = pd.impl_info_str();
-  if (impl.rfind("ref", 0) == 0)
-    return why("oneDNN offers only its reference implementation");
-  kernel = pd.weights_desc();
-  if (kernel != kernelPlain)
-    kernelReorder = dnnl::reorder(memory(kernelPlain, cpuEngine(), DNNL_MEMORY_NONE),
-                                  memory(kernel, cpuEngine(), DNNL_MEMORY_NONE));
-  prim = dnnl::convolution_forward(pd);
-  description = impl + (kernelReorder ? " (kernel reordered once)" : "");
+
+  // The slabs: along the output's outermost dimension of several elements.
+  int pool = WorkerPool::get().size();
+  int64_t kernelSize = 1;
+  for (size_t d = 2; d < k.dims.size(); ++d)
+    kernelSize *= k.dims[d];
+  int64_t macs = yElems * (k.dims[0]) * kernelSize;
+  size_t cut = y.dims.size();
+  for (size_t d : y.order())
+    if (y.dims[d] > 1) {
+      cut = d;
+      break;
+    }
+  bool ok = pool > 1 && macs >= kShareMacs && cut < y.dims.size();
+  if (ok && cut == 0)
+    ok = x.outermost(0);
+  else if (ok && cut >= 2)
+    ok = x.outermost(cut);
+  else if (ok && cut == 1)
+    ok = groups == 1 && constantKernel;
+  int n = ok ? int(std::min<int64_t>(pool, y.dims[cut])) : 1;
+  shared = n > 1;
+  threads = shared || macs < kShareMacs ? 1 : omp_get_max_threads();
+  OpenMPThreads scope(threads); // oneDNN tunes its kernels for it
+  memory::desc kernelAny(kp.dims, dx, memory::format_tag::any);
+  std::string impl;
+  parts.resize(size_t(n));
+  for (int p = 0; p < n; ++p) {
+    Part &part = parts[size_t(p)];
+    int64_t lo0 = y.dims[cut < y.dims.size() ? cut : 0] * p / n,
+            hi0 = y.dims[cut < y.dims.size() ? cut : 0] * (p + 1) / n;
+    memory::desc src = memory::desc(x.dims, dx, x.strides),
+                 dst = memory::desc(y.dims, dy, y.strides);
+    memory::desc kernel = constantKernel ? kernelAny : memory::desc(kp.dims, dx, kp.strides);
+    memory::dims pl = padL, pr = padR;
+    int64_t features = outFeatures;
+    if (shared) {
+      dst = y.slab(cut, hi0 - lo0, dy);
+      part.dstOff = lo0 * y.strides[cut];
+      if (cut == 0) {
+        src = x.slab(0, hi0 - lo0, dx);
+        part.srcOff = lo0 * x.strides[0];
+      } else if (cut == 1) {
+        memory::dims kd = kp.dims;
+        kd[0] = hi0 - lo0;
+        part.kernelPlain = memory::desc(kd, dx, kp.strides);
+        part.kernelOff = lo0 * kp.strides[0];
+        part.channelOff = lo0;
+        part.slice = true;
+        kernel = memory::desc(kd, dx, memory::format_tag::any);
+        features = hi0 - lo0;
+      } else {
+        // The input rows this slab reads, and the padding at its edges.
+        size_t sd = cut - 2;
+        int64_t span = (k.dims[cut] - 1) * (dil[sd] + 1) + 1;
+        int64_t first = lo0 * st[sd] - padL[sd], end = (hi0 - 1) * st[sd] - padL[sd] + span;
+        int64_t in0 = std::max<int64_t>(0, first), in1 = std::min(x.dims[cut], end);
+        pl[sd] = in0 - first;
+        pr[sd] = end - in1;
+        if (in1 <= in0)
+          return why("a slab of padding only"); // not reached with sane padding
+        src = x.slab(cut, in1 - in0, dx);
+        part.srcOff = in0 * x.strides[cut];
+      }
+      if (p > 0 && cut != 1 && constantKernel)
+        kernel = parts[0].kernel;
+    }
+    part.dstCount = dst.get_size() / dtypeSize(viaFloat ? DType::F32 : yType);
+    if (!part.slice)
+      part.kernelPlain = memory::desc(kp.dims, dx, kp.strides);
+    std::string partImpl;
+    bool good = makePart(part, src, dst, kernel, pl, pr, st, dil, features, partImpl);
+    if (!good && !constantKernel) {
+      // A kernel read as it is offers only the reference: oneDNN's layout,
+      // reordered at every call, is still much faster.
+      part.vectors.clear();
+      good = makePart(part, src, dst, kernelAny, pl, pr, st, dil, features, partImpl);
+    }
+    if (!good)
+      return why("oneDNN offers only its reference implementation");
+    if (p == 0)
+      impl = partImpl;
+    if (p > 0 && !part.slice && part.kernel == parts[0].kernel)
+      part.sharesFirst = true;
+    else if (part.kernel != part.kernelPlain)
+      part.reorder = dnnl::reorder(memory(part.kernelPlain, cpuEngine(), DNNL_MEMORY_NONE),
+                                   memory(part.kernel, cpuEngine(), DNNL_MEMORY_NONE));
+  }
+  description = impl +
+                (parts[0].reorder ? constantKernel ? ", kernel reordered once"
+                                                   : ", kernel reordered at every call"
+                                  : "") +
+                (shared ? ", " + std::to_string(n) + " slabs on the worker pool" : "") +
+                (!shared && threads > 1 ? ", oneDNN's threads" : "");
   return true;
 }
 
@@ -291,71 +506,130 @@ int32_t ConvPrimitive::Impl::runKernel(RuntimeContext &ctx, void *const *ins, vo
   return 0;
 }
 
+namespace {
+
+/// One slab: residual, primitive, activation.
+void runPart(void *p, int64_t k) {
+  CallData &c = *static_cast<CallData *>(p);
+  ConvPrimitive::Impl &impl = *c.impl;
+  ConvPrimitive::Impl::Part &part = impl.parts[size_t(k)];
+  try {
+    dnnl::engine &eng = cpuEngine();
+    size_t elem = impl.viaFloat ? sizeof(float) : dtypeSize(impl.yType);
+    char *y = static_cast<char *>(c.y) + part.dstOff * int64_t(elem);
+    if (c.residual)
+      std::memcpy(y, static_cast<const char *>(c.residual) + part.dstOff * int64_t(elem),
+                  size_t(part.dstCount) * elem);
+    size_t xElem = impl.viaFloat ? sizeof(float) : dtypeSize(impl.xType);
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC,
+         memory(part.src, eng,
+                const_cast<char *>(static_cast<const char *>(c.x)) + part.srcOff * int64_t(xElem))},
+        {DNNL_ARG_WEIGHTS, c.kernels[size_t(k)]},
+        {DNNL_ARG_DST, memory(part.dst, eng, y)},
+        {DNNL_ARG_SCRATCHPAD, part.scratchpad}};
+    for (size_t b = 0; b < impl.binaries.size(); ++b) {
+      const float *v = c.vectors[b] + (impl.binaries[b].count > 1 ? part.channelOff : 0);
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(impl.binaries[b].index) | DNNL_ARG_SRC_1] =
+          memory(part.vectors[b], eng, const_cast<float *>(v));
+    }
+    if (c.bias)
+      args[DNNL_ARG_BIAS] = memory(part.bias, eng, const_cast<float *>(c.bias) + part.channelOff);
+    dnnl::stream s(eng);
+    part.prim->execute(s, args);
+    s.wait();
+    if (impl.activation) {
+      if (impl.viaFloat || impl.yType == DType::F32)
+        clampFloat(reinterpret_cast<float *>(y), part.dstCount, impl.lo, impl.hi);
+      else
+        clampBf16(reinterpret_cast<uint16_t *>(y), part.dstCount, impl.lo, impl.hi);
+    }
+  } catch (const dnnl::error &e) {
+    c.errors[size_t(k)] = std::string("oneDNN failed: ") + e.what();
+  } catch (const std::bad_alloc &) {
+    c.errors[size_t(k)] = "out of memory";
+  }
+}
+
+} // namespace
+
 int32_t ConvPrimitive::Impl::runOnednn(RuntimeContext &ctx, void *const *ins, void *const *outs) {
   dnnl::engine &eng = cpuEngine();
+  CallData c{this, ins[0],  outs[0], residual >= 0 ? ins[residual] : nullptr, 0,
+             {},   nullptr, {},      std::vector<std::string>(parts.size())};
   // f16: the data in f32 (the kernel once, when it is constant).
-  std::vector<float> xf, yf, wf;
-  void *x = ins[0], *w = ins[1], *y = outs[0];
+  std::vector<float> xf, yf, rf;
+  const void *w = ins[1];
   if (viaFloat) {
     xf.resize(size_t(xElems));
     yf.resize(size_t(yElems));
-    toFloat(x, DType::F16, xf.data(), xElems);
-    x = xf.data();
-    y = yf.data();
-    if (!constantKernel || kernelFrom != ins[1]) {
-      std::vector<float> &into = constantKernel ? kernelFloat : wf;
-      into.resize(size_t(wElems));
-      toFloat(w, DType::F16, into.data(), wElems);
+    toFloat(ins[0], DType::F16, xf.data(), xElems);
+    c.x = xf.data();
+    c.y = yf.data();
+    if (residual >= 0) {
+      rf.resize(size_t(yElems));
+      toFloat(ins[residual], DType::F16, rf.data(), yElems);
+      c.residual = rf.data();
     }
-    w = constantKernel ? kernelFloat.data() : wf.data();
+    // Kept: a part whose kernel needs no reorder reads it at every call.
+    kernelFloat.resize(size_t(wElems));
+    if (!constantKernel || kernelFrom != ins[1])
+      toFloat(ins[1], DType::F16, kernelFloat.data(), wElems);
+    w = kernelFloat.data();
   }
-  memory kernelArg(kernelPlain, eng, w);
-  if (kernelReorder) {
-    if (!constantKernel || !kernelMem || kernelFrom != ins[1]) {
-      if (!kernelMem)
-        kernelMem = memory(kernel, eng);
-      dnnl::stream s(eng);
-      kernelReorder->execute(s, kernelArg, *kernelMem);
-      s.wait();
+  size_t wElem = viaFloat ? sizeof(float) : dtypeSize(xType);
+  bool reorder = !constantKernel || kernelFrom != ins[1];
+  for (Part &p : parts) {
+    memory plain(p.kernelPlain, eng,
+                 const_cast<char *>(static_cast<const char *>(w)) + p.kernelOff * int64_t(wElem));
+    if (p.sharesFirst) {
+      c.kernels.push_back(c.kernels[0]);
+    } else if (!p.reorder) {
+      c.kernels.push_back(plain);
+    } else {
+      if (reorder || !p.kernelMem) {
+        if (!p.kernelMem)
+          p.kernelMem = memory(p.kernel, eng);
+        dnnl::stream s(eng);
+        p.reorder->execute(s, plain, *p.kernelMem);
+        s.wait();
+      }
+      c.kernels.push_back(*p.kernelMem);
     }
-    kernelArg = *kernelMem;
   }
   kernelFrom = ins[1];
-  if (residual >= 0) {
-    if (viaFloat)
-      toFloat(ins[residual], DType::F16, static_cast<float *>(y), yElems);
-    else
-      copyBytes(y, ins[residual], yElems * int64_t(dtypeSize(yType)));
-  }
-  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(src, eng, x)},
-                                          {DNNL_ARG_WEIGHTS, kernelArg},
-                                          {DNNL_ARG_DST, memory(dst, eng, y)}};
   std::vector<std::vector<float>> vectors(binaries.size());
   for (size_t k = 0; k < binaries.size(); ++k) {
     const Binary &b = binaries[k];
-    void *data = ins[b.operand];
     DType t = op->operands[size_t(b.operand)]->type.dtype;
-    if (t != DType::F32) {
-      vectors[k].resize(size_t(b.count));
-      toFloat(data, t, vectors[k].data(), b.count);
-      data = vectors[k].data();
+    if (t == DType::F32) {
+      c.vectors.push_back(static_cast<const float *>(ins[b.operand]));
+      continue;
     }
-    args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(b.index) | DNNL_ARG_SRC_1] = memory(b.desc, eng, data);
+    vectors[k].resize(size_t(b.count));
+    toFloat(ins[b.operand], t, vectors[k].data(), b.count);
+    c.vectors.push_back(vectors[k].data());
   }
-  dnnl::stream s(eng);
-  prim->execute(s, args);
-  s.wait();
-  if (activation) {
-    DType t = viaFloat ? DType::F32 : yType;
-    if (t == DType::F32)
-      clamp(
-          static_cast<float *>(y), yElems, lo, hi, [](float v) { return v; },
-          [](float v) { return v; });
-    else
-      clamp(
-          static_cast<uint16_t *>(y), yElems, lo, hi, [](uint16_t v) { return bf16ToFloat(v); },
-          [](float v) { return floatToBf16(v); });
+  std::vector<float> biasData;
+  if (bias >= 0) {
+    DType t = op->operands[size_t(bias)]->type.dtype;
+    c.bias = static_cast<const float *>(ins[bias]);
+    if (t != DType::F32 || biasCount != outFeatures) {
+      biasData.resize(size_t(outFeatures));
+      toFloat(ins[bias], t, biasData.data(), biasCount);
+      std::fill(biasData.begin() + biasCount, biasData.end(), biasData[0]);
+      c.bias = biasData.data();
+    }
   }
+  if (shared) {
+    WorkerPool::get().run(int64_t(parts.size()), runPart, &c, WorkerPool::Schedule::Static);
+  } else {
+    OpenMPThreads scope(threads);
+    runPart(&c, 0);
+  }
+  for (const std::string &e : c.errors)
+    if (!e.empty())
+      return ctx.fail("E0405", op->loc, e);
   if (viaFloat)
     fromFloat(yf.data(), DType::F16, outs[0], yElems);
   return 0;
@@ -372,17 +646,18 @@ std::unique_ptr<ConvPrimitive> ConvPrimitive::create(const Operation &op, bool c
   impl->op = &op;
   impl->constantKernel = constantKernel;
   try {
-    if (!impl->build())
-      impl->prim.reset();
+    impl->ready = impl->build();
   } catch (const dnnl::error &e) {
-    impl->prim.reset();
+    impl->ready = false;
     impl->description = std::string("CPU kernel: oneDNN cannot take it (") + e.what() + ")";
   }
+  if (!impl->ready)
+    impl->parts.clear();
   return std::unique_ptr<ConvPrimitive>(new ConvPrimitive(std::move(impl)));
 }
 
 int32_t ConvPrimitive::run(RuntimeContext &ctx, void *const *ins, void *const *outs) {
-  if (!impl_->prim)
+  if (!impl_->ready)
     return impl_->runKernel(ctx, ins, outs);
   try {
     return impl_->runOnednn(ctx, ins, outs);
@@ -393,7 +668,7 @@ int32_t ConvPrimitive::run(RuntimeContext &ctx, void *const *ins, void *const *o
   }
 }
 
-bool ConvPrimitive::onednn() const { return impl_->prim.has_value(); }
+bool ConvPrimitive::onednn() const { return impl_->ready; }
 const std::string &ConvPrimitive::description() const { return impl_->description; }
 
 } // namespace mdl::backend::jit

@@ -45,8 +45,10 @@ public:
   /// runs it.
   const std::string &description() const;
 
-private:
+  /// The call site's state (ConvPrimitive.cpp).
   struct Impl;
+
+private:
   explicit ConvPrimitive(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

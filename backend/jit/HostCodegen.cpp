@@ -312,8 +312,11 @@ private:
       break;
     }
     if (plan_.handleOf.count(&op)) {
-      // Convolutions have a oneDNN primitive of their own (ConvPrimitive.h).
-      const char *fn = op.kind == OpKind::FusedConvolution ? "mdl_rt_conv" : "mdl_rt_kernel";
+      // Convolutions have a oneDNN primitive of their own (ConvPrimitive.h),
+      // pooling runs on the worker pool (Pooling.h).
+      const char *fn = op.kind == OpKind::FusedConvolution ? "mdl_rt_conv"
+                       : op.kind == OpKind::ReduceWindow   ? "mdl_rt_window"
+                                                           : "mdl_rt_kernel";
       Value *rc = b_.CreateCall(runtime(fn, i32_, {ptr_, ptr_, ptr_, ptr_}),
                                 {context(), handle(op), pointerArray(addresses(op.operands)),
                                  pointerArray(resultAddresses(op))});

@@ -4,6 +4,7 @@
 #include "backend/jit/Codegen.h"
 #include "backend/jit/Compiler.h"
 #include "backend/jit/ConvPrimitive.h"
+#include "backend/jit/Pooling.h"
 #include "backend/jit/Runtime.h"
 #include "ir/text/Printer.h"
 #include "ir/passes/Fuse.h"
@@ -324,6 +325,7 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
   symbols["mdl_rt_kernel"] = reinterpret_cast<const void *>(&mdl_rt_kernel);
   symbols["mdl_rt_matmul"] = reinterpret_cast<const void *>(&mdl_rt_matmul);
   symbols["mdl_rt_conv"] = reinterpret_cast<const void *>(&mdl_rt_conv);
+  symbols["mdl_rt_window"] = reinterpret_cast<const void *>(&mdl_rt_window);
   symbols["mdl_rt_parallel_for"] = reinterpret_cast<const void *>(&mdl_rt_parallel_for);
   symbols["mdl_rt_copy"] = reinterpret_cast<const void *>(&mdl_rt_copy);
   symbols["mdl_rt_strided_copy"] = reinterpret_cast<const void *>(&mdl_rt_strided_copy);

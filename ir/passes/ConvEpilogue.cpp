@@ -9,12 +9,15 @@
 //       is one of: add / sub / mul by a scalar or per-output-channel value
 //       (broadcasts looked through), add of a value of the result's type
 //       (residual, once), relu, maximum with 0, clip and minimum with
-//       constants after it (one clip);
-//    d. the per-channel steps are normalized, with small new operations on
-//       their operands: x - v as x + (-v), (x + a) * m as x * m + a * m,
-//       adjacent adds and adjacent multiplications combined, so that at
-//       most one mul and one add remain between the others;
+//       constants after it (one clip); no arithmetic after an activation;
+//    d. after a leading add (the convolution's bias), the per-channel steps
+//       are normalized with small new operations on their operands:
+//       (x + a) * m as x * m + a * m, adjacent adds and adjacent
+//       multiplications combined, so that at most one mul and one add
+//       remain between the others;
 //    e. one fused_convolution replaces the chain where its last link was.
+//    f. a zero pad before a reduce_window (max pooling after a relu)
+//       becomes the reduce_window's padding.
 // 3. The absorbed operations go, with the views, constants and pads that
 //    only they read; the function is partitioned again.
 #include "ir/passes/ConvEpilogue.h"
@@ -26,9 +29,11 @@
 #include "stdlib/DeviceKinds.h"
 #include "stdlib/Registry.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -122,6 +127,13 @@ std::optional<double> constantValue(const Module &m, const Value *v) {
       break;
     v = y->operands[0];
   }
+  if (v->def && v->def->kind == OpKind::Full) {
+    const Attribute *a = v->def->attr("value");
+    std::optional<double> r = a ? std::optional<double>(a->asNumber()) : std::nullopt;
+    for (size_t i = conversions.size(); r && i-- > 0;)
+      r = convertTo(conversions[i], *r);
+    return r;
+  }
   if (!v->def || v->def->kind != OpKind::Constant)
     return std::nullopt;
   const Attribute *a = v->def->attr("value");
@@ -153,8 +165,9 @@ class EpilogueFuser {
 public:
   EpilogueFuser(const Module &m, Function &f) : m_(m), f_(f) {}
 
-  int run() {
-    regroup(m_, f_, [this](int d) { return eligibleDevice(m_, d); });
+  int run(std::set<std::string> &inlined) {
+    regroup(
+        m_, f_, [this](int d) { return eligibleDevice(m_, d); }, inlined);
     countUses(*f_.body);
     std::vector<Operation *> convs;
     walk(*f_.body, [&](Operation &op) {
@@ -164,6 +177,10 @@ public:
     int n = 0;
     for (Operation *c : convs)
       n += rewrite(*c) ? 1 : 0;
+    walk(*f_.body, [&](Operation &op) {
+      if (op.kind == OpKind::ReduceWindow && eligibleDevice(m_, op.device))
+        foldPoolingPad(op);
+    });
     rebuild(*f_.body);
     partition(f_);
     return n;
@@ -259,7 +276,7 @@ private:
         s.kind = EpilogueKind::Relu;
       } else if ((op.kind == OpKind::Add || op.kind == OpKind::Mul ||
                   (op.kind == OpKind::Sub && first)) &&
-                 other != cur) {
+                 other != cur && !activated(steps)) {
         s.operand = channelOperand(other, type, feature);
         s.kind = op.kind == OpKind::Add   ? EpilogueKind::Add
                  : op.kind == OpKind::Sub ? EpilogueKind::Sub
@@ -314,9 +331,21 @@ private:
     for (Operation *op : rw.absorbed)
       dead_.insert(op);
     replaced_[last] = fused;
+    if (!steps.empty() && (steps.back().kind == EpilogueKind::Relu ||
+                           (steps.back().kind == EpilogueKind::Clip && lo >= 0)))
+      nonNegative_.insert(last);
     Operation *anchor = rw.anchor;
     made_[anchor] = std::move(rw.made);
     return true;
+  }
+
+  /// Whether an activation is among `steps` (the arithmetic after one
+  /// stays outside: oneDNN applies the activation last).
+  static bool activated(const std::vector<Step> &steps) {
+    for (const Step &s : steps)
+      if (s.kind == EpilogueKind::Relu || s.kind == EpilogueKind::Clip)
+        return true;
+    return false;
   }
 
   void absorb(Rewrite &rw, Operation &op, Value *&cur) {
@@ -428,17 +457,50 @@ private:
     input = source;
   }
 
+  /// Step 2f: a reduce_window reads a zero-padded input unpadded, its own
+  /// padding (which pads with the initial value) in place of the pad, when
+  /// the pad's value is the initial value, or when the reducer is max, the
+  /// pad 0 and the padded values a relu's (never below 0: a window, which
+  /// always holds one of them, has the same maximum with or without zeros).
+  void foldPoolingPad(Operation &op) {
+    if (op.operands.size() != 2 || op.results.size() != 1)
+      return;
+    Operation *p = op.operands[0]->def;
+    if (!p || p->kind != OpKind::PadGeneral || p->operands.size() != 2 || dead_.count(p))
+      return;
+    std::optional<double> value = constantValue(m_, p->operands[1]),
+                          init = constantValue(m_, op.operands[1]);
+    bool same = value && init && *value == *init;
+    bool relu =
+        op.stringAttr("reducer") == "max" && value == 0.0 && nonNegative_.count(p->operands[0]);
+    if (!same && !relu)
+      return;
+    size_t r = size_t(op.results[0]->type.rank());
+    const std::vector<int64_t> &lo = p->intListAttr("low"), &hi = p->intListAttr("high"),
+                               &in = p->intListAttr("interior");
+    std::vector<int64_t> pad = op.intListAttr("padding"), bdil = op.intListAttr("base_dilation");
+    if (lo.size() != r || hi.size() != r || pad.size() != 2 * r)
+      return;
+    for (size_t d = 0; d < r; ++d) {
+      if ((d < in.size() && in[d] != 0) || lo[d] < 0 || hi[d] < 0 ||
+          (d < bdil.size() && bdil[d] != 1))
+        return;
+      pad[2 * d] += lo[d];
+      pad[2 * d + 1] += hi[d];
+    }
+    op.setAttr("padding", Attribute::intList(pad));
+    op.operands[0] = p->operands[0];
+    folded_.insert(p);
+  }
+
   /// Step 2d. False when a new operation could not be typed.
   bool normalize(std::vector<Step> &steps, Rewrite &rw, const Operation &like) {
-    for (Step &s : steps)
-      if (s.kind == EpilogueKind::Sub) {
-        s = {EpilogueKind::Add, emit(OpKind::Neg, {s.operand}, like, rw)};
-        if (!s.operand)
-          return false;
-      }
+    // A leading add is the convolution's bias (oneDNN adds it before the
+    // post-operations): (x + b) * s + t stays as it is.
+    size_t first = !steps.empty() && steps[0].kind == EpilogueKind::Add ? 1 : 0;
     for (bool changed = true; changed;) {
       changed = false;
-      for (size_t i = 0; i + 1 < steps.size(); ++i) {
+      for (size_t i = first; i + 1 < steps.size(); ++i) {
         Step &a = steps[i], &b = steps[i + 1];
         bool add = a.kind == EpilogueKind::Add, mul = a.kind == EpilogueKind::Mul;
         if ((add || mul) && b.kind == a.kind) {
@@ -504,7 +566,8 @@ private:
         bool removable = (stdlib::isView(op.kind) || op.kind == OpKind::Constant ||
                           op.kind == OpKind::Pad || op.kind == OpKind::PadGeneral ||
                           op.kind == OpKind::Convert || op.kind == OpKind::Cast) &&
-                         op.regions.empty() && !op.results.empty() && wasRead(op);
+                         op.regions.empty() && !op.results.empty() &&
+                         (wasRead(op) || folded_.count(&op));
         for (auto &res : op.results)
           removable = removable && count[res.get()] == 0;
         if (removable) {
@@ -537,7 +600,9 @@ private:
   const Module &m_;
   Function &f_;
   std::unordered_map<const Value *, std::vector<Operation *>> uses_;
-  std::unordered_set<const Operation *> dead_, removed_;
+  std::unordered_set<const Operation *> dead_, removed_, folded_;
+  /// Results of absorbed chains that end in a relu (or a clip at 0 or above).
+  std::unordered_set<const Value *> nonNegative_;
   ValueMap replaced_;
   std::unordered_map<const Operation *, std::vector<std::unique_ptr<Operation>>> made_;
   /// Removed operations, kept alive until the pass ends (maps point at them).
@@ -548,13 +613,32 @@ private:
 
 int fuseConvolutionEpilogues(Module &m) {
   int n = 0;
+  std::set<std::string> inlined;
   for (auto &f : m.functions) {
     bool any = false;
     walk(*f->body,
          [&](Operation &op) { any |= isConvolution(op) && eligibleDevice(m, op.device); });
     if (any)
-      n += EpilogueFuser(m, *f).run();
+      n += EpilogueFuser(m, *f).run(inlined);
   }
+  // Callees inlined everywhere they were called are compiled no more.
+  std::set<std::string> referenced;
+  for (auto &f : m.functions)
+    walk(*f->body, [&](Operation &op) {
+      if (op.kind == OpKind::Call)
+        referenced.insert(op.stringAttr("callee"));
+      for (const std::string &a : stdlib::functionAttrs(op.kind))
+        if (op.attr(a))
+          referenced.insert(op.stringAttr(a));
+    });
+  size_t before = m.functions.size();
+  m.functions.erase(std::remove_if(m.functions.begin(), m.functions.end(),
+                                   [&](const std::unique_ptr<Function> &f) {
+                                     return inlined.count(f->name) && !referenced.count(f->name);
+                                   }),
+                    m.functions.end());
+  if (m.functions.size() != before)
+    m.reindex();
   return n;
 }
 

@@ -92,7 +92,7 @@ bool inlinable(const Function &callee, const Dissolvable &ok) {
   return ops <= kInlineLimit;
 }
 
-int inlineCalls(const Module &m, Region &r, const Dissolvable &ok) {
+int inlineCalls(const Module &m, Region &r, const Dissolvable &ok, std::set<std::string> &names) {
   int inlined = 0;
   std::vector<std::unique_ptr<Operation>> out;
   ValueMap map;
@@ -103,7 +103,7 @@ int inlineCalls(const Module &m, Region &r, const Dissolvable &ok) {
     if (!callee || !inlinable(*callee, ok)) {
       for (auto &sub : op->regions)
         if (op->kind != OpKind::Segment)
-          inlined += inlineCalls(m, *sub, ok);
+          inlined += inlineCalls(m, *sub, ok, names);
       out.push_back(std::move(op));
       continue;
     }
@@ -121,6 +121,7 @@ int inlineCalls(const Module &m, Region &r, const Dissolvable &ok) {
     for (auto &inner : inlined_.ops)
       if (inner.get() != ret)
         out.push_back(std::move(inner));
+    names.insert(callee->name);
     ++inlined;
   }
   replaceOps(r, out);
@@ -139,9 +140,10 @@ void hoistGlobals(Region &r) {
 
 } // namespace
 
-int regroup(const Module &m, Function &f, const Dissolvable &dissolvable) {
+int regroup(const Module &m, Function &f, const Dissolvable &dissolvable,
+            std::set<std::string> &inlined) {
   dissolve(*f.body, dissolvable);
-  int n = inlineCalls(m, *f.body, dissolvable);
+  int n = inlineCalls(m, *f.body, dissolvable, inlined);
   hoistGlobals(*f.body);
   return n;
 }

@@ -13,12 +13,15 @@
 #include "ir/IR.h"
 
 #include <functional>
+#include <set>
+#include <string>
 
 namespace mdl::passes {
 
 /// Regroups `f`, a function of the partitioned module `m`, in place.
-/// Returns the number of calls inlined.
+/// Returns the number of calls inlined; adds the callees' names to
+/// `inlined`.
 int regroup(const ir::Module &m, ir::Function &f,
-            const std::function<bool(int device)> &dissolvable);
+            const std::function<bool(int device)> &dissolvable, std::set<std::string> &inlined);
 
 } // namespace mdl::passes
