@@ -639,21 +639,41 @@ ConvPrimitive::ConvPrimitive(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 ConvPrimitive::~ConvPrimitive() = default;
 
 std::unique_ptr<ConvPrimitive> ConvPrimitive::create(const Operation &op, bool constantKernel) {
-  // oneDNN marks every call for Intel's tracing tools unless told not to;
-  // it reads this once, at its first use.
-  setenv("DNNL_ITT_TASK_LEVEL", "0", 0);
   auto impl = std::make_unique<Impl>();
   impl->op = &op;
   impl->constantKernel = constantKernel;
-  try {
-    impl->ready = impl->build();
-  } catch (const dnnl::error &e) {
-    impl->ready = false;
-    impl->description = std::string("CPU kernel: oneDNN cannot take it (") + e.what() + ")";
-  }
-  if (!impl->ready)
-    impl->parts.clear();
   return std::unique_ptr<ConvPrimitive>(new ConvPrimitive(std::move(impl)));
+}
+
+namespace {
+void prepareOne(void *list, int64_t i) {
+  ConvPrimitive::Impl &impl =
+      *(*static_cast<std::vector<ConvPrimitive::Impl *> *>(list))[size_t(i)];
+  try {
+    impl.ready = impl.build();
+  } catch (const dnnl::error &e) {
+    impl.ready = false;
+    impl.description = std::string("CPU kernel: oneDNN cannot take it (") + e.what() + ")";
+  } catch (const std::bad_alloc &) {
+    impl.ready = false;
+    impl.description = "CPU kernel: out of memory making its primitive";
+  }
+  if (!impl.ready)
+    impl.parts.clear();
+}
+} // namespace
+
+void ConvPrimitive::prepare(const std::vector<ConvPrimitive *> &convs) {
+  // oneDNN marks every call for Intel's tracing tools unless told not to;
+  // it reads this once, at its first use.
+  setenv("DNNL_ITT_TASK_LEVEL", "0", 0);
+  std::vector<Impl *> list;
+  for (ConvPrimitive *c : convs)
+    list.push_back(c->impl_.get());
+  // (On the worker pool's threads at once it takes as long: oneDNN
+  // serializes much of it.)
+  for (size_t i = 0; i < list.size(); ++i)
+    prepareOne(&list, int64_t(i));
 }
 
 int32_t ConvPrimitive::run(RuntimeContext &ctx, void *const *ins, void *const *outs) {
@@ -668,6 +688,7 @@ int32_t ConvPrimitive::run(RuntimeContext &ctx, void *const *ins, void *const *o
   }
 }
 
+const Operation &ConvPrimitive::op() const { return *impl_->op; }
 bool ConvPrimitive::onednn() const { return impl_->ready; }
 const std::string &ConvPrimitive::description() const { return impl_->description; }
 

@@ -25,20 +25,26 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mdl::backend::jit {
 
 class ConvPrimitive {
 public:
-  /// Prepares call site `op` (a fused_convolution). `constantKernel`: the
-  /// kernel is a global or a constant, whose bytes never change.
+  /// Call site `op` (a fused_convolution). `constantKernel`: the kernel is
+  /// a global or a constant, whose bytes never change.
   static std::unique_ptr<ConvPrimitive> create(const ir::Operation &op, bool constantKernel);
+  /// Makes the primitives of `convs` (oneDNN generates their code); before
+  /// any of them runs.
+  static void prepare(const std::vector<ConvPrimitive *> &convs);
   ~ConvPrimitive();
 
   /// Runs the call site on contiguous host buffers (operands, result); 0,
   /// or 1 after reporting an error.
   int32_t run(RuntimeContext &ctx, void *const *ins, void *const *outs);
 
+  /// The operation it runs.
+  const ir::Operation &op() const;
   /// Whether oneDNN runs it (else the CPU kernel).
   bool onednn() const;
   /// oneDNN's implementation ("brgconv:avx512_core"), or why the CPU kernel

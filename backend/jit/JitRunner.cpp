@@ -378,9 +378,6 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
         // that is a global or a constant is reordered once.
         Root::Kind k = plan.rootOf(op->operands[1]).kind;
         auto c = ConvPrimitive::create(*op, k == Root::Kind::Global || k == Root::Kind::Constant);
-        if (std::getenv("MDL_JIT_TRACE"))
-          std::fprintf(stderr, "jit: convolution at line %u:%u: %s\n", op->loc.line, op->loc.col,
-                       c->description().c_str());
         addr = c.get();
         convolutions.push_back(std::move(c));
       }
@@ -415,6 +412,14 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
       symbols[globalSymbol(name, r.space)] = globalOn[key];
     }
   }
+  std::vector<ConvPrimitive *> convs;
+  for (auto &c : convolutions)
+    convs.push_back(c.get());
+  ConvPrimitive::prepare(convs);
+  if (std::getenv("MDL_JIT_TRACE"))
+    for (auto &c : convolutions)
+      std::fprintf(stderr, "jit: convolution at line %u:%u: %s\n", c->op().loc.line,
+                   c->op().loc.col, c->description().c_str());
   llvm::orc::SymbolMap map;
   for (auto &[name, addr] : symbols)
     map[jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),

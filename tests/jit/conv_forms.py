@@ -20,6 +20,8 @@ enough to be cut into slabs on the worker pool. Every case checks:
     number of fused convolutions the program should have.
 A case that names fused_convolution itself checks the operation's CPU
 kernel (the reference) against the unfused expression on the interpreter.
+Pooling cases (a zero pad, then reduce_window over whole rows of NHWC) check
+that the pad folds into the pooling after a relu, and stays otherwise.
 """
 import argparse
 import os
@@ -37,16 +39,17 @@ TOL = {"f32": 1e-4, "f64": 1e-4, "bf16": 3e-2, "f16": 2e-3}
 
 
 def ty(dt, shape):
-    return "%s[%s]" % (dt, ", ".join(str(d) for d in shape))
+    return "%s[%s]" % (dt, ", ".join(str(d) for d in shape)) if shape else dt
 
 
 class Case:
     """A program, its inputs and params, and what must run it."""
 
     def __init__(self, name, dt, body, args, params=(), path="onednn", convs=1, slabs=None,
-                 nan=False):
+                 nan=False, ir=()):
         self.name, self.dt, self.body, self.args, self.params = name, dt, body, args, params
         self.path, self.convs, self.slabs, self.nan = path, convs, slabs, nan
+        self.ir = ir  # patterns `mdl ir --after=epilogues` must match
 
 
 def nhwc(name, dt, x, w, stride=(1, 1), pad=(0, 0, 0, 0), dil=(1, 1), groups=1, epi="",
@@ -161,6 +164,22 @@ def cases():
                    "  return relu(conv2d(x, w, padding = 1)) + r\n",
                    [("x", "f32", n(1, 4, 8, 8)), ("r", "f32", n(1, 4, 8, 8))],
                    [("w", "f32", n(4, 4, 3, 3))]))
+    # Pooling as Keras exports it (a zero pad, then a max over windows of
+    # whole rows of NHWC): the pad folds into the reduce_window after a
+    # relu; sum pooling on the worker pool; a pad that is not zero stays.
+    pool = ("  let y = relu(convolution(x, w, dim_labels = \"b01f_01io->b01f\", "
+            "padding = [1, 1, 1, 1]))\n"
+            "  let p = pad_general(y, %s, low = [0, 1, 1, 0], high = [0, 1, 1, 0])\n"
+            "  return reduce_window([p], [i], window = [1, 3, 3, 1], strides = [1, 2, 2, 1], "
+            "reducer = \"%s\")\n")
+    cs.append(Case("pool_max_after_relu", "f32", pool % ("0.0", "max"),
+                   [("x", "f32", n(2, 40, 40, 8)), ("i", "f32", np.float32(-1e30))],
+                   [("w", "f32", n(3, 3, 8, 16))],
+                   ir=[r"reduce_window %\d+, %\d+ \{window = \[1, 3, 3, 1\].*padding = "
+                       r"\[0, 0, 1, 1, 1, 1, 0, 0\]"]))
+    cs.append(Case("pool_sum_pad_kept", "f32", pool % ("1.0", "add"),
+                   [("x", "f32", n(2, 40, 40, 8)), ("i", "f32", np.float32(0.5))],
+                   [("w", "f32", n(3, 3, 8, 16))], ir=[r"pad_general"]))
     # fused_convolution written out: its CPU kernel against the expression.
     cs.append(Case("fused_convolution_written", "f32",
                    "  let f = fused_convolution(x, w, s, r, dim_labels = \"b01f_01io->b01f\", "
@@ -179,7 +198,8 @@ def save(path, dt, a):
         bits = (f.view(np.uint32) >> 16).astype(np.uint16)  # truncation: exact bf16 values
         np.save(path, bits.view(np.dtype("V2")))
     else:
-        np.save(path, a.astype({"f16": np.float16, "f32": np.float32, "f64": np.float64}[dt]))
+        np.save(path, np.asarray(a).astype({"f16": np.float16, "f32": np.float32,
+                                        "f64": np.float64}[dt]))
 
 
 def run_case(mdl, c, work):
@@ -210,6 +230,12 @@ def run_case(mdl, c, work):
                          sorted(os.listdir(os.path.join(d, backend)))]
         if backend == "jit":
             trace = p.stderr
+    if c.ir:
+        p = subprocess.run([mdl, "ir", prog, "--after=epilogues"], capture_output=True,
+                           text=True, timeout=600)
+        for pattern in c.ir:
+            if not re.search(pattern, p.stdout):
+                return "the IR after epilogues has no match for %s:\n%s" % (pattern, p.stdout)
     lines = re.findall(r"jit: convolution at line \d+:\d+: (.*)", trace)
     if len(lines) != c.convs:
         return "%d fused convolutions, expected %d:\n%s" % (len(lines), c.convs, trace)
