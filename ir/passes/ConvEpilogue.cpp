@@ -182,6 +182,7 @@ public:
         foldPoolingPad(op);
     });
     rebuild(*f_.body);
+    removeUnused();
     partition(f_);
     return n;
   }
@@ -547,17 +548,26 @@ private:
     r.ops.clear();
     for (auto &op : out)
       r.push(std::move(op));
-    removeUnused(r);
   }
 
-  /// Drops the views, constants, conversions and pads of `r` that nothing
-  /// reads any more (those the absorbed operations read).
-  void removeUnused(Region &r) {
+  /// Drops the views, constants, conversions and pads of the function that
+  /// nothing reads any more (those the absorbed operations read).
+  void removeUnused() {
     std::unordered_map<const Value *, int> count;
     walk(*f_.body, [&](Operation &op) {
       for (Value *v : op.operands)
         ++count[v];
     });
+    for (bool changed = true; changed;)
+      changed = removeUnused(*f_.body, count);
+  }
+
+  /// One sweep of `r` and the regions below it; whether it removed any.
+  bool removeUnused(Region &r, std::unordered_map<const Value *, int> &count) {
+    bool any = false;
+    for (auto &op : r.ops)
+      for (auto &sub : op->regions)
+        any |= removeUnused(*sub, count);
     for (bool changed = true; changed;) {
       changed = false;
       std::vector<std::unique_ptr<Operation>> keep;
@@ -575,7 +585,7 @@ private:
             --count[v];
           removed_.insert(&op);
           graveyard_.push_back(std::move(*it));
-          changed = true;
+          changed = any = true;
         } else {
           keep.push_back(std::move(*it));
         }
@@ -584,6 +594,7 @@ private:
       for (auto it = keep.rbegin(); it != keep.rend(); ++it)
         r.push(std::move(*it));
     }
+    return any;
   }
 
   /// Whether an absorbed operation read `op`'s result: only those are

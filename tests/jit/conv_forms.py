@@ -46,10 +46,11 @@ class Case:
     """A program, its inputs and params, and what must run it."""
 
     def __init__(self, name, dt, body, args, params=(), path="onednn", convs=1, slabs=None,
-                 nan=False, ir=()):
+                 nan=False, ir=(), functions=""):
         self.name, self.dt, self.body, self.args, self.params = name, dt, body, args, params
         self.path, self.convs, self.slabs, self.nan = path, convs, slabs, nan
         self.ir = ir  # patterns `mdl ir --after=epilogues` must match
+        self.functions = functions  # written before main
 
 
 def nhwc(name, dt, x, w, stride=(1, 1), pad=(0, 0, 0, 0), dil=(1, 1), groups=1, epi="",
@@ -180,6 +181,16 @@ def cases():
     cs.append(Case("pool_sum_pad_kept", "f32", pool % ("1.0", "add"),
                    [("x", "f32", n(2, 40, 40, 8)), ("i", "f32", np.float32(0.5))],
                    [("w", "f32", n(3, 3, 8, 16))], ir=[r"pad_general"]))
+    # In a function called from a loop (inlined), and in a branch.
+    cs.append(Case("in_loop_and_branch", "f32",
+                   "  let y = for i in 0..n carry (h = x) {\n    yield block(h)\n  }\n"
+                   "  let z = if n > 2 { yield relu(conv2d(y, w, padding = 1) * 0.5) } "
+                   "else { yield y }\n  return y, z\n",
+                   [("x", "f32", n(1, 8, 12, 12)), ("n", "i64", np.int64(3))],
+                   [("w", "f32", n(8, 8, 3, 3) * 0.2), ("b", "f32", n(8, 1, 1))], convs=2,
+                   functions="fn block(h: f32[1, 8, 12, 12]) -> f32[1, 8, 12, 12] {\n"
+                             "  return relu(conv2d(h, w, padding = 1) + b) + h\n}\n",
+                   ir=[r"for .*\{\n(.*\n)*.*fused_convolution .*epilogue = \"add,relu\""]))
     # fused_convolution written out: its CPU kernel against the expression.
     cs.append(Case("fused_convolution_written", "f32",
                    "  let f = fused_convolution(x, w, s, r, dim_labels = \"b01f_01io->b01f\", "
@@ -199,7 +210,7 @@ def save(path, dt, a):
         np.save(path, bits.view(np.dtype("V2")))
     else:
         np.save(path, np.asarray(a).astype({"f16": np.float16, "f32": np.float32,
-                                        "f64": np.float64}[dt]))
+                                        "f64": np.float64, "i64": np.int64}[dt]))
 
 
 def run_case(mdl, c, work):
@@ -212,7 +223,7 @@ def run_case(mdl, c, work):
     sig = ", ".join("%s: %s" % (name, ty(dt, a.shape)) for name, dt, a in c.args)
     prog = os.path.join(d, "prog.mdl")
     with open(prog, "w") as f:
-        f.write(decl + "\nfn main(%s) {\n%s}\n" % (sig, c.body))
+        f.write(decl + "\n" + c.functions + "\nfn main(%s) {\n%s}\n" % (sig, c.body))
     inputs = []
     for name, dt, a in c.args:
         save(os.path.join(d, name + ".npy"), dt, a)
@@ -255,7 +266,7 @@ def run_case(mdl, c, work):
         err = hlo_util.close(got.astype(np.float64), want.astype(np.float64), tol, tol * scale)
         if err:
             return "result %d: %s" % (i, err)
-    if c.convs == 2:  # the written fused_convolution against its expression
+    if c.name == "fused_convolution_written":  # its CPU kernel against the expression
         f, e = outs["interp"]
         err = hlo_util.close(f.astype(np.float64), e.astype(np.float64), 1e-5, 1e-5)
         if err:
