@@ -223,6 +223,9 @@ struct ConvPrimitive::Impl {
                 std::string &impl);
   int32_t runKernel(RuntimeContext &ctx, void *const *ins, void *const *outs);
   int32_t runOnednn(RuntimeContext &ctx, void *const *ins, void *const *outs);
+  /// The kernel each part reads (reordered, unless it is the constant
+  /// kernel reordered before).
+  void kernelMemories(const void *kernel, std::vector<memory> &out);
 };
 
 namespace {
@@ -553,13 +556,44 @@ void runPart(void *p, int64_t k) {
 
 } // namespace
 
-int32_t ConvPrimitive::Impl::runOnednn(RuntimeContext &ctx, void *const *ins, void *const *outs) {
+void ConvPrimitive::Impl::kernelMemories(const void *kernelIn, std::vector<memory> &out) {
   dnnl::engine &eng = cpuEngine();
+  bool fresh = !constantKernel || kernelFrom != kernelIn;
+  const void *w = kernelIn;
+  if (viaFloat) {
+    // Kept: a part whose kernel needs no reorder reads it at every call.
+    kernelFloat.resize(size_t(wElems));
+    if (fresh)
+      toFloat(kernelIn, DType::F16, kernelFloat.data(), wElems);
+    w = kernelFloat.data();
+  }
+  size_t wElem = viaFloat ? sizeof(float) : dtypeSize(xType);
+  for (Part &p : parts) {
+    memory plain(p.kernelPlain, eng,
+                 const_cast<char *>(static_cast<const char *>(w)) + p.kernelOff * int64_t(wElem));
+    if (p.sharesFirst) {
+      out.push_back(out[0]);
+    } else if (!p.reorder) {
+      out.push_back(plain);
+    } else {
+      if (fresh || !p.kernelMem) {
+        if (!p.kernelMem)
+          p.kernelMem = memory(p.kernel, eng);
+        dnnl::stream s(eng);
+        p.reorder->execute(s, plain, *p.kernelMem);
+        s.wait();
+      }
+      out.push_back(*p.kernelMem);
+    }
+  }
+  kernelFrom = kernelIn;
+}
+
+int32_t ConvPrimitive::Impl::runOnednn(RuntimeContext &ctx, void *const *ins, void *const *outs) {
   CallData c{this, ins[0],  outs[0], residual >= 0 ? ins[residual] : nullptr, 0,
              {},   nullptr, {},      std::vector<std::string>(parts.size())};
   // f16: the data in f32 (the kernel once, when it is constant).
   std::vector<float> xf, yf, rf;
-  const void *w = ins[1];
   if (viaFloat) {
     xf.resize(size_t(xElems));
     yf.resize(size_t(yElems));
@@ -571,33 +605,8 @@ int32_t ConvPrimitive::Impl::runOnednn(RuntimeContext &ctx, void *const *ins, vo
       toFloat(ins[residual], DType::F16, rf.data(), yElems);
       c.residual = rf.data();
     }
-    // Kept: a part whose kernel needs no reorder reads it at every call.
-    kernelFloat.resize(size_t(wElems));
-    if (!constantKernel || kernelFrom != ins[1])
-      toFloat(ins[1], DType::F16, kernelFloat.data(), wElems);
-    w = kernelFloat.data();
   }
-  size_t wElem = viaFloat ? sizeof(float) : dtypeSize(xType);
-  bool reorder = !constantKernel || kernelFrom != ins[1];
-  for (Part &p : parts) {
-    memory plain(p.kernelPlain, eng,
-                 const_cast<char *>(static_cast<const char *>(w)) + p.kernelOff * int64_t(wElem));
-    if (p.sharesFirst) {
-      c.kernels.push_back(c.kernels[0]);
-    } else if (!p.reorder) {
-      c.kernels.push_back(plain);
-    } else {
-      if (reorder || !p.kernelMem) {
-        if (!p.kernelMem)
-          p.kernelMem = memory(p.kernel, eng);
-        dnnl::stream s(eng);
-        p.reorder->execute(s, plain, *p.kernelMem);
-        s.wait();
-      }
-      c.kernels.push_back(*p.kernelMem);
-    }
-  }
-  kernelFrom = ins[1];
+  kernelMemories(ins[1], c.kernels);
   std::vector<std::vector<float>> vectors(binaries.size());
   for (size_t k = 0; k < binaries.size(); ++k) {
     const Binary &b = binaries[k];
@@ -663,7 +672,8 @@ void prepareOne(void *list, int64_t i) {
 }
 } // namespace
 
-void ConvPrimitive::prepare(const std::vector<ConvPrimitive *> &convs) {
+void ConvPrimitive::prepare(const std::vector<ConvPrimitive *> &convs,
+                            const std::vector<const void *> &kernels) {
   // oneDNN marks every call for Intel's tracing tools unless told not to;
   // it reads this once, at its first use.
   setenv("DNNL_ITT_TASK_LEVEL", "0", 0);
@@ -672,8 +682,19 @@ void ConvPrimitive::prepare(const std::vector<ConvPrimitive *> &convs) {
     list.push_back(c->impl_.get());
   // (On the worker pool's threads at once it takes as long: oneDNN
   // serializes much of it.)
-  for (size_t i = 0; i < list.size(); ++i)
+  for (size_t i = 0; i < list.size(); ++i) {
     prepareOne(&list, int64_t(i));
+    // A constant kernel whose bytes are known now is reordered now.
+    Impl &impl = *list[i];
+    if (impl.ready && impl.constantKernel && i < kernels.size() && kernels[i]) {
+      try {
+        std::vector<memory> unused;
+        impl.kernelMemories(kernels[i], unused);
+      } catch (const dnnl::error &) {
+        impl.kernelFrom = nullptr; // the first call tries again, and reports
+      }
+    }
+  }
 }
 
 int32_t ConvPrimitive::run(RuntimeContext &ctx, void *const *ins, void *const *outs) {

@@ -104,6 +104,7 @@ struct JitRunner::Impl {
   std::vector<std::shared_ptr<void>> memory; // arenas and device copies of globals
   std::vector<std::unique_ptr<SegmentHandle>> segments;
   std::vector<std::unique_ptr<ConvPrimitive>> convolutions;
+  std::vector<const FunctionPlan *> convolutionPlans; // where each is
   std::map<std::string, int32_t (*)(void **, void **)> entries;
   JitStats stats;
   bool compiled = false, loaded = false;
@@ -380,6 +381,7 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
         auto c = ConvPrimitive::create(*op, k == Root::Kind::Global || k == Root::Kind::Constant);
         addr = c.get();
         convolutions.push_back(std::move(c));
+        convolutionPlans.push_back(&plan);
       }
       symbols[handleSymbol(f.name, int(n))] = addr;
     }
@@ -412,10 +414,25 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
       symbols[globalSymbol(name, r.space)] = globalOn[key];
     }
   }
+  // The primitives; a kernel that is a global in host memory is reordered
+  // into oneDNN's layout now.
   std::vector<ConvPrimitive *> convs;
-  for (auto &c : convolutions)
-    convs.push_back(c.get());
-  ConvPrimitive::prepare(convs);
+  std::vector<const void *> kernels;
+  for (size_t i = 0; i < convolutions.size(); ++i) {
+    convs.push_back(convolutions[i].get());
+    const ir::Value *w = convs[i]->op().operands[1];
+    const FunctionPlan &plan = *convolutionPlans[i];
+    const ValueLoc &l = plan.loc(w);
+    const Root &r = plan.rootOf(w);
+    const void *data = nullptr;
+    if (r.kind == Root::Kind::Global && r.space < 0 && l.contiguous) {
+      auto it = globalOn.find({m.findGlobal(r.source->stringAttr("name")), -1});
+      if (it != globalOn.end())
+        data = static_cast<const char *>(it->second) + l.offset * int64_t(dtypeSize(w->type.dtype));
+    }
+    kernels.push_back(data);
+  }
+  ConvPrimitive::prepare(convs, kernels);
   if (std::getenv("MDL_JIT_TRACE"))
     for (auto &c : convolutions)
       std::fprintf(stderr, "jit: convolution at line %u:%u: %s\n", c->op().loc.line,
