@@ -428,7 +428,8 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
     if (r.kind == Root::Kind::Global && r.space < 0 && l.contiguous) {
       auto it = globalOn.find({m.findGlobal(r.source->stringAttr("name")), -1});
       if (it != globalOn.end())
-        data = static_cast<const char *>(it->second) + l.offset * int64_t(dtypeSize(w->type.dtype));
+        data = static_cast<const char *>(it->second) +
+               l.offset * int64_t(dtypeSize(w->type.dtype));
     }
     kernels.push_back(data);
   }
