@@ -217,8 +217,8 @@ def prepare(work, mdl, corpus):
     body = src[m.end():]
     end = body.index("\n}\n")
     fn = re.sub(r"^  return (\w+),.*$", r"  return \1", body[:end], flags=re.M)
-    out = (src[:m.start()] + "\n".join(decl) + "\n\nfn main(%s) -> (f32[1, 1000]) {" % inputs[0] + fn +
-           body[end:])
+    out = (src[:m.start()] + "\n".join(decl) +
+           "\n\nfn main(%s) -> (f32[1, 1000]) {" % inputs[0] + fn + body[end:])
     open(os.path.join(work, "resnet50.mdl"), "w").write(out)
     write_safetensors(os.path.join(work, "resnet50.safetensors"), tensors)
     x = torch.randn(1, 3, 224, 224)
