@@ -22,7 +22,9 @@ same function: the script checks mdl's predictions against it.
 Contenders, interleaved, each round in fresh processes: mdl (`mdl run
 --repeat N`, the median per call, compilation excluded), PyTorch eager as a
 user gets it, eager with 2 threads and OMP_WAIT_POLICY=passive, and
-torch.jit.trace + freeze with 2 threads and OMP_WAIT_POLICY=passive.
+torch.jit.trace + freeze with 2 threads and OMP_WAIT_POLICY=passive; then
+mdl and trace + freeze on one thread each (on a busy machine the kernels'
+efficiency shows there, whatever holds the other core).
 Prints a Markdown table: medians over rounds, the ratio of mdl to the
 fastest PyTorch mode, GFLOP/s from the counted 7.71 GFLOP (multiply-adds of
 the convolutions and the classifier, times two) and the limit at 234 GFLOP/s
@@ -335,14 +337,21 @@ def measure(mdl, work, corpus, rounds, repeat, log=print):
                 for _ in range(3)]
     res["compile_cold_ms"] = cold[0]
     res["compile_warm_ms"] = statistics.median(warm)
+    res["mdl 1 thread"], res["torch jit 1 thread"] = [], []
     for r in range(rounds):
         stderr = run_mdl(mdl, work, arg, repeat)
         res["mdl"].append(median_us(stderr))
         res.setdefault("compile_ms", []).append(compile_ms(stderr)[0])
         for name, mode, threads, extra in PEERS:
             res[name].append(run_peer(work, mode, threads, extra, repeat))
-        log("round %d: mdl %.1f ms, %s" % (r + 1, res["mdl"][-1] / 1e3, ", ".join(
-            "%s %.1f ms" % (n, res[n][-1] / 1e3) for n, *_ in PEERS)))
+        # One thread each: the kernels' efficiency, whatever else holds a core.
+        res["mdl 1 thread"].append(median_us(run_mdl(mdl, work, arg, repeat,
+                                                     env={"OMP_NUM_THREADS": "1"})))
+        res["torch jit 1 thread"].append(run_peer(work, "jit", 1, {}, repeat))
+        log("round %d: mdl %.1f ms, %s; one thread: mdl %.1f ms, torch jit %.1f ms" % (
+            r + 1, res["mdl"][-1] / 1e3, ", ".join(
+                "%s %.1f ms" % (n, res[n][-1] / 1e3) for n, *_ in PEERS),
+            res["mdl 1 thread"][-1] / 1e3, res["torch jit 1 thread"][-1] / 1e3))
     return res
 
 
@@ -360,6 +369,12 @@ def report(res):
         " %.1f ms (%.2f GFLOP at %.0f GFLOP/s) |" % (
             med["mdl"] / 1e3, " | ".join("%.1f ms" % (med[n] / 1e3) for n, *_ in PEERS),
             med["mdl"] / best, gflop / (med["mdl"] / 1e6), limit_ms, gflop, PEAK_GFLOPS),
+        "",
+        "One thread each (OMP_NUM_THREADS=1; torch.set_num_threads(1), trace+freeze): mdl "
+        "%.1f ms, PyTorch %.1f ms, ratio %.2f." % (
+            statistics.median(res["mdl 1 thread"]) / 1e3,
+            statistics.median(res["torch jit 1 thread"]) / 1e3,
+            statistics.median(res["mdl 1 thread"]) / statistics.median(res["torch jit 1 thread"])),
         "",
         "Compile (parse to runnable): %.0f ms cold (median over rounds %.0f ms), %.0f ms with a "
         "warm --cache-dir. mdl's predictions against PyTorch's: max |difference| %.2g "
