@@ -107,6 +107,16 @@ void clampBf16(uint16_t *y, int64_t n, float lo, float hi) {
   }
 }
 
+/// y = a + r (y may be r), in f32; for bf16 rounded once.
+void addFloat(float *y, const float *a, const float *r, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = a[i] + r[i];
+}
+void addBf16(uint16_t *y, const uint16_t *a, const uint16_t *r, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = floatToBf16(bf16ToFloat(a[i]) + bf16ToFloat(r[i]));
+}
+
 /// Runs a scope with OpenMP (oneDNN) on `n` threads.
 class OpenMPThreads {
 public:
@@ -194,6 +204,7 @@ struct ConvPrimitive::Impl {
     std::optional<dnnl::reorder> reorder;
     std::optional<memory> kernelMem;
     memory scratchpad;
+    std::vector<char> temp; // the output before the residual (residualAfter)
   };
   std::vector<Part> parts;
   /// Whether the parts run on the worker pool (each on one thread); else
@@ -210,8 +221,10 @@ struct ConvPrimitive::Impl {
     int index; // its position among the post-operations
   };
   std::vector<Binary> binaries;
-  int residual = -1; // index into the operands, or -1
-  int bias = -1;     // the leading add's operand, or -1
+  int residual = -1;          // index into the operands, or -1
+  bool residualLast = false;  // no binary post-operation after it
+  bool residualAfter = false; // added by mdl after the primitive, not as a sum
+  int bias = -1;              // the leading add's operand, or -1
   int64_t biasCount = 0;
   bool activation = false;
   float lo = 0, hi = std::numeric_limits<float>::infinity();
@@ -263,7 +276,7 @@ bool ConvPrimitive::Impl::makePart(Part &p, const memory::desc &src, const memor
     p.vectors.push_back(memory::desc(vd, memory::data_type::f32, vs));
     post.append_binary(b.alg, p.vectors.back());
   }
-  if (residual >= 0 && post.len() == int(binaries.size()))
+  if (residual >= 0 && !residualAfter && post.len() == int(binaries.size()))
     post.append_sum(1.f); // after every binary one
   dnnl::primitive_attr attr;
   attr.set_post_ops(post);
@@ -377,9 +390,11 @@ bool ConvPrimitive::Impl::build() {
       if (residual >= 0)
         return why("two residual additions");
       residual = operand;
+      residualLast = true;
       ++posts;
       continue;
     }
+    residualLast = false;
     bool scalar =
         stdlib::classifyChannelOperand(o.operands[size_t(operand)]->type, yt,
                                        int(labels->output.b)) == stdlib::ChannelOperand::Scalar;
@@ -427,74 +442,88 @@ bool ConvPrimitive::Impl::build() {
   OpenMPThreads scope(threads); // oneDNN tunes its kernels for it
   memory::desc kernelAny(kp.dims, dx, memory::format_tag::any);
   std::string impl;
-  parts.resize(size_t(n));
-  for (int p = 0; p < n; ++p) {
-    Part &part = parts[size_t(p)];
-    int64_t lo0 = y.dims[cut < y.dims.size() ? cut : 0] * p / n,
-            hi0 = y.dims[cut < y.dims.size() ? cut : 0] * (p + 1) / n;
-    memory::desc src = memory::desc(x.dims, dx, x.strides),
-                 dst = memory::desc(y.dims, dy, y.strides);
-    memory::desc kernel = constantKernel ? kernelAny : memory::desc(kp.dims, dx, kp.strides);
-    memory::dims pl = padL, pr = padR;
-    int64_t features = outFeatures;
-    if (shared) {
-      dst = y.slab(cut, hi0 - lo0, dy);
-      part.dstOff = lo0 * y.strides[cut];
-      if (cut == 0) {
-        src = x.slab(0, hi0 - lo0, dx);
-        part.srcOff = lo0 * x.strides[0];
-      } else if (cut == 1) {
-        memory::dims kd = kp.dims;
-        kd[0] = hi0 - lo0;
-        part.kernelPlain = memory::desc(kd, dx, kp.strides);
-        part.kernelOff = lo0 * kp.strides[0];
-        part.channelOff = lo0;
-        part.slice = true;
-        kernel = memory::desc(kd, dx, memory::format_tag::any);
-        features = hi0 - lo0;
-      } else {
-        // The input rows this slab reads, and the padding at its edges.
-        size_t sd = cut - 2;
-        int64_t span = (k.dims[cut] - 1) * (dil[sd] + 1) + 1;
-        int64_t first = lo0 * st[sd] - padL[sd], end = (hi0 - 1) * st[sd] - padL[sd] + span;
-        int64_t in0 = std::max<int64_t>(0, first), in1 = std::min(x.dims[cut], end);
-        pl[sd] = in0 - first;
-        pr[sd] = end - in1;
-        if (in1 <= in0)
-          return why("a slab of padding only"); // not reached with sane padding
-        src = x.slab(cut, in1 - in0, dx);
-        part.srcOff = in0 * x.strides[cut];
+  // With the residual as a sum post-operation; when that leaves oneDNN only
+  // its reference (gemm:jit has no sum), again with the residual added
+  // after the primitive, if nothing comes between them.
+  for (bool again = true; again;) {
+    again = false;
+    parts.clear();
+    parts.resize(size_t(n));
+    for (int p = 0; p < n; ++p) {
+      Part &part = parts[size_t(p)];
+      int64_t lo0 = y.dims[cut < y.dims.size() ? cut : 0] * p / n,
+              hi0 = y.dims[cut < y.dims.size() ? cut : 0] * (p + 1) / n;
+      memory::desc src = memory::desc(x.dims, dx, x.strides),
+                   dst = memory::desc(y.dims, dy, y.strides);
+      memory::desc kernel = constantKernel ? kernelAny : memory::desc(kp.dims, dx, kp.strides);
+      memory::dims pl = padL, pr = padR;
+      int64_t features = outFeatures;
+      if (shared) {
+        dst = y.slab(cut, hi0 - lo0, dy);
+        part.dstOff = lo0 * y.strides[cut];
+        if (cut == 0) {
+          src = x.slab(0, hi0 - lo0, dx);
+          part.srcOff = lo0 * x.strides[0];
+        } else if (cut == 1) {
+          memory::dims kd = kp.dims;
+          kd[0] = hi0 - lo0;
+          part.kernelPlain = memory::desc(kd, dx, kp.strides);
+          part.kernelOff = lo0 * kp.strides[0];
+          part.channelOff = lo0;
+          part.slice = true;
+          kernel = memory::desc(kd, dx, memory::format_tag::any);
+          features = hi0 - lo0;
+        } else {
+          // The input rows this slab reads, and the padding at its edges.
+          size_t sd = cut - 2;
+          int64_t span = (k.dims[cut] - 1) * (dil[sd] + 1) + 1;
+          int64_t first = lo0 * st[sd] - padL[sd], end = (hi0 - 1) * st[sd] - padL[sd] + span;
+          int64_t in0 = std::max<int64_t>(0, first), in1 = std::min(x.dims[cut], end);
+          pl[sd] = in0 - first;
+          pr[sd] = end - in1;
+          if (in1 <= in0)
+            return why("a slab of padding only"); // not reached with sane padding
+          src = x.slab(cut, in1 - in0, dx);
+          part.srcOff = in0 * x.strides[cut];
+        }
+        if (p > 0 && cut != 1 && constantKernel)
+          kernel = parts[0].kernel;
       }
-      if (p > 0 && cut != 1 && constantKernel)
-        kernel = parts[0].kernel;
+      part.dstCount = dst.get_size() / dtypeSize(viaFloat ? DType::F32 : yType);
+      if (!part.slice)
+        part.kernelPlain = memory::desc(kp.dims, dx, kp.strides);
+      std::string partImpl;
+      bool good = makePart(part, src, dst, kernel, pl, pr, st, dil, features, partImpl);
+      if (!good && !constantKernel) {
+        // A kernel read as it is offers only the reference: oneDNN's layout,
+        // reordered at every call, is still much faster.
+        part.vectors.clear();
+        good = makePart(part, src, dst, kernelAny, pl, pr, st, dil, features, partImpl);
+      }
+      if (!good && residual >= 0 && !residualAfter && residualLast) {
+        residualAfter = again = true;
+        break;
+      }
+      if (!good)
+        return why("oneDNN offers only its reference implementation");
+      if (p == 0)
+        impl = partImpl;
+      if (p > 0 && !part.slice && part.kernel == parts[0].kernel)
+        part.sharesFirst = true;
+      else if (part.kernel != part.kernelPlain)
+        part.reorder = dnnl::reorder(memory(part.kernelPlain, cpuEngine(), DNNL_MEMORY_NONE),
+                                     memory(part.kernel, cpuEngine(), DNNL_MEMORY_NONE));
+      if (residualAfter)
+        part.temp.resize(size_t(part.dstCount) * (viaFloat ? sizeof(float) : dtypeSize(yType)));
     }
-    part.dstCount = dst.get_size() / dtypeSize(viaFloat ? DType::F32 : yType);
-    if (!part.slice)
-      part.kernelPlain = memory::desc(kp.dims, dx, kp.strides);
-    std::string partImpl;
-    bool good = makePart(part, src, dst, kernel, pl, pr, st, dil, features, partImpl);
-    if (!good && !constantKernel) {
-      // A kernel read as it is offers only the reference: oneDNN's layout,
-      // reordered at every call, is still much faster.
-      part.vectors.clear();
-      good = makePart(part, src, dst, kernelAny, pl, pr, st, dil, features, partImpl);
-    }
-    if (!good)
-      return why("oneDNN offers only its reference implementation");
-    if (p == 0)
-      impl = partImpl;
-    if (p > 0 && !part.slice && part.kernel == parts[0].kernel)
-      part.sharesFirst = true;
-    else if (part.kernel != part.kernelPlain)
-      part.reorder = dnnl::reorder(memory(part.kernelPlain, cpuEngine(), DNNL_MEMORY_NONE),
-                                   memory(part.kernel, cpuEngine(), DNNL_MEMORY_NONE));
   }
   description = impl +
                 (parts[0].reorder ? constantKernel ? ", kernel reordered once"
                                                    : ", kernel reordered at every call"
                                   : "") +
                 (shared ? ", " + std::to_string(n) + " slabs on the worker pool" : "") +
-                (!shared && threads > 1 ? ", oneDNN's threads" : "");
+                (!shared && threads > 1 ? ", oneDNN's threads" : "") +
+                (residualAfter ? ", residual added after it" : "");
   return true;
 }
 
@@ -520,16 +549,18 @@ void runPart(void *p, int64_t k) {
     dnnl::engine &eng = cpuEngine();
     size_t elem = impl.viaFloat ? sizeof(float) : dtypeSize(impl.yType);
     char *y = static_cast<char *>(c.y) + part.dstOff * int64_t(elem);
-    if (c.residual)
-      std::memcpy(y, static_cast<const char *>(c.residual) + part.dstOff * int64_t(elem),
-                  size_t(part.dstCount) * elem);
+    const char *r =
+        c.residual ? static_cast<const char *>(c.residual) + part.dstOff * int64_t(elem) : nullptr;
+    if (r && !impl.residualAfter && r != y) // the plan may put the output in its place
+      std::memcpy(y, r, size_t(part.dstCount) * elem);
+    char *out = impl.residualAfter ? part.temp.data() : y;
     size_t xElem = impl.viaFloat ? sizeof(float) : dtypeSize(impl.xType);
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC,
          memory(part.src, eng,
                 const_cast<char *>(static_cast<const char *>(c.x)) + part.srcOff * int64_t(xElem))},
         {DNNL_ARG_WEIGHTS, c.kernels[size_t(k)]},
-        {DNNL_ARG_DST, memory(part.dst, eng, y)},
+        {DNNL_ARG_DST, memory(part.dst, eng, out)},
         {DNNL_ARG_SCRATCHPAD, part.scratchpad}};
     for (size_t b = 0; b < impl.binaries.size(); ++b) {
       const float *v = c.vectors[b] + (impl.binaries[b].count > 1 ? part.channelOff : 0);
@@ -541,6 +572,14 @@ void runPart(void *p, int64_t k) {
     dnnl::stream s(eng);
     part.prim->execute(s, args);
     s.wait();
+    if (impl.residualAfter) {
+      if (impl.viaFloat || impl.yType == DType::F32)
+        addFloat(reinterpret_cast<float *>(y), reinterpret_cast<const float *>(out),
+                 reinterpret_cast<const float *>(r), part.dstCount);
+      else
+        addBf16(reinterpret_cast<uint16_t *>(y), reinterpret_cast<const uint16_t *>(out),
+                reinterpret_cast<const uint16_t *>(r), part.dstCount);
+    }
     if (impl.activation) {
       if (impl.viaFloat || impl.yType == DType::F32)
         clampFloat(reinterpret_cast<float *>(y), part.dstCount, impl.lo, impl.hi);

@@ -435,9 +435,18 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
   }
   ConvPrimitive::prepare(convs, kernels);
   if (std::getenv("MDL_JIT_TRACE"))
-    for (auto &c : convolutions)
-      std::fprintf(stderr, "jit: convolution at line %u:%u: %s\n", c->op().loc.line,
-                   c->op().loc.col, c->description().c_str());
+    for (size_t i = 0; i < convolutions.size(); ++i) {
+      // Whether the plan put the output in the place of an operand (its
+      // residual: BufferPlan's destinations).
+      const Operation &op = convolutions[i]->op();
+      const FunctionPlan &plan = *convolutionPlans[i];
+      bool inPlace = false;
+      for (const ir::Value *v : op.operands)
+        inPlace |= plan.rep(plan.loc(v).root) == plan.rep(plan.loc(op.results[0].get()).root);
+      std::fprintf(stderr, "jit: convolution at line %u:%u: %s%s\n", op.loc.line, op.loc.col,
+                   convolutions[i]->description().c_str(),
+                   inPlace ? ", computed in its residual's place" : "");
+    }
   llvm::orc::SymbolMap map;
   for (auto &[name, addr] : symbols)
     map[jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),

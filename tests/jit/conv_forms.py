@@ -46,11 +46,12 @@ class Case:
     """A program, its inputs and params, and what must run it."""
 
     def __init__(self, name, dt, body, args, params=(), path="onednn", convs=1, slabs=None,
-                 nan=False, ir=(), functions=""):
+                 nan=False, ir=(), functions="", trace=()):
         self.name, self.dt, self.body, self.args, self.params = name, dt, body, args, params
         self.path, self.convs, self.slabs, self.nan = path, convs, slabs, nan
         self.ir = ir  # patterns `mdl ir --after=epilogues` must match
         self.functions = functions  # written before main
+        self.trace = trace  # patterns the JIT's MDL_JIT_TRACE lines must match
 
 
 def nhwc(name, dt, x, w, stride=(1, 1), pad=(0, 0, 0, 0), dil=(1, 1), groups=1, epi="",
@@ -181,6 +182,22 @@ def cases():
     cs.append(Case("pool_sum_pad_kept", "f32", pool % ("1.0", "add"),
                    [("x", "f32", n(2, 40, 40, 8)), ("i", "f32", np.float32(0.5))],
                    [("w", "f32", n(3, 3, 8, 16))], ir=[r"pad_general"]))
+    # A residual computed by the program and read last by the convolution:
+    # the output takes its place (no copy). NCHW (gemm:jit, which has no sum
+    # post-operation): the residual added after the primitive.
+    block = ("  let r = relu(%s)\n  let h = relu(%s)\n  return relu(%s * s + r)\n")
+    nhwc3 = "convolution(%s, w, dim_labels = \"b01f_01io->b01f\", padding = [1, 1, 1, 1])"
+    cs.append(Case("residual_in_place", "f32",
+                   block % (nhwc3 % "x", nhwc3 % "r", nhwc3 % "h"),
+                   [("x", "f32", n(1, 20, 20, 16))],
+                   [("w", "f32", n(3, 3, 16, 16) * 0.2), ("s", "f32", u(16))], convs=3,
+                   trace=[r"computed in its residual's place"]))
+    nchw3 = "conv2d(%s, w, padding = 1)"
+    cs.append(Case("residual_after_gemm", "f32",
+                   block % (nchw3 % "x", nchw3 % "r", nchw3 % "h"),
+                   [("x", "f32", n(1, 16, 20, 20))],
+                   [("w", "f32", n(16, 16, 3, 3) * 0.2), ("s", "f32", u(16, 1, 1))], convs=3,
+                   trace=[r"residual added after it, computed in its residual's place"]))
     # In a function called from a loop (inlined), and in a branch.
     cs.append(Case("in_loop_and_branch", "f32",
                    "  let y = for i in 0..n carry (h = x) {\n    yield block(h)\n  }\n"
@@ -247,6 +264,9 @@ def run_case(mdl, c, work):
         for pattern in c.ir:
             if not re.search(pattern, p.stdout):
                 return "the IR after epilogues has no match for %s:\n%s" % (pattern, p.stdout)
+    for pattern in c.trace:
+        if not re.search(pattern, trace):
+            return "the JIT's trace has no match for %s:\n%s" % (pattern, trace)
     lines = re.findall(r"jit: convolution at line \d+:\d+: (.*)", trace)
     if len(lines) != c.convs:
         return "%d fused convolutions, expected %d:\n%s" % (len(lines), c.convs, trace)
