@@ -16,10 +16,11 @@
 //       multiplications combined, so that at most one mul and one add
 //       remain between the others;
 //    e. one fused_convolution replaces the chain where its last link was.
-//    f. a zero pad before a reduce_window (max pooling after a relu)
-//       becomes the reduce_window's padding.
-// 3. The absorbed operations go, with the views, constants and pads that
-//    only they read; the function is partitioned again.
+// 3. A zero pad before a reduce_window (max pooling after a relu) becomes
+//    the reduce_window's padding.
+// 4. The absorbed operations go, with the views, constants and pads that
+//    only they read; the function is partitioned again. Callees inlined
+//    wherever they were called leave the module.
 #include "ir/passes/ConvEpilogue.h"
 #include "ir/Half.h"
 #include "ir/passes/Partition.h"
@@ -458,7 +459,7 @@ private:
     input = source;
   }
 
-  /// Step 2f: a reduce_window reads a zero-padded input unpadded, its own
+  /// Step 3: a reduce_window reads a zero-padded input unpadded, its own
   /// padding (which pads with the initial value) in place of the pad, when
   /// the pad's value is the initial value, or when the reducer is max, the
   /// pad 0 and the padded values a relu's (never below 0: a window, which
@@ -524,7 +525,7 @@ private:
     return true;
   }
 
-  /// Step 3 in one region (and those below it).
+  /// Step 4 in one region (and those below it): the chains replaced.
   void rebuild(Region &r) {
     std::vector<std::unique_ptr<Operation>> out;
     for (auto &op : r.ops) {
