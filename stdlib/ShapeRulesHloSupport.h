@@ -92,6 +92,7 @@ InferResult sortRule(const Ops &ops, Attrs &attrs);
 InferResult mapRule(const Ops &ops, Attrs &attrs);
 InferResult dotRule(const Ops &ops, Attrs &attrs);
 InferResult convRule(const Ops &ops, Attrs &attrs);
+InferResult fusedConvRule(const Ops &ops, Attrs &attrs); // ConvEpilogue.cpp
 InferResult reduceRule(const Ops &ops, Attrs &attrs);
 InferResult reduceWindowRule(const Ops &ops, Attrs &attrs);
 InferResult selectAndScatterRule(const Ops &ops, Attrs &attrs);

@@ -11,6 +11,7 @@
 #include "frontend/hlo/HloImport.h"
 #include "ir/passes/Affinity.h"
 #include "ir/passes/Canonicalize.h"
+#include "ir/passes/ConvEpilogue.h"
 #include "ir/passes/Fuse.h"
 #include "ir/passes/InsertTransfers.h"
 #include "ir/passes/Partition.h"
@@ -162,6 +163,11 @@ bool Compilation::transfers() { return passes::insertTransfers(*placed, diags); 
 
 bool Compilation::partition() {
   passes::partition(*placed);
+  return true;
+}
+
+bool Compilation::epilogues() {
+  passes::fuseConvolutionEpilogues(*placed);
   return true;
 }
 

@@ -3,11 +3,11 @@
 // graph) and every input of the REPL is one Compilation.
 //
 // The pipeline is written once, as the list kPipeline of named steps
-// (lower, specialize, affinity, transfers, partition, canonicalize, fuse);
-// a command runs a prefix of it with runThrough(STEP). The first step reads
-// `opts.file` (an `.mdl` program with its imports, or `.hlo` text) unless a
-// parsed program was handed over first (the REPL builds its programs from
-// the session's definitions and the input).
+// (lower, specialize, affinity, transfers, partition, epilogues,
+// canonicalize, fuse); a command runs a prefix of it with runThrough(STEP).
+// The first step reads `opts.file` (an `.mdl` program with its imports, or
+// `.hlo` text) unless a parsed program was handed over first (the REPL
+// builds its programs from the session's definitions and the input).
 #pragma once
 
 #include "frontend/Program.h"
@@ -65,8 +65,9 @@ public:
   bool affinity();
   bool transfers();
   bool partition();
-  /// canonicalize and fuse shape the partitioned program for the JIT; the
-  /// interpreter runs it as partitioned.
+  /// epilogues, canonicalize and fuse shape the partitioned program for the
+  /// JIT; the interpreter runs it as partitioned.
+  bool epilogues();
   bool canonicalize();
   bool fuse();
 
@@ -79,8 +80,8 @@ public:
   static constexpr Step kPipeline[] = {
       {"lower", &Compilation::frontend},         {"specialize", &Compilation::specialize},
       {"affinity", &Compilation::affinity},      {"transfers", &Compilation::transfers},
-      {"partition", &Compilation::partition},    {"canonicalize", &Compilation::canonicalize},
-      {"fuse", &Compilation::fuse},
+      {"partition", &Compilation::partition},    {"epilogues", &Compilation::epilogues},
+      {"canonicalize", &Compilation::canonicalize}, {"fuse", &Compilation::fuse},
   };
 
   /// Runs the steps not run yet, through `last`; false after errors.

@@ -18,7 +18,8 @@ void registerHloKernels(KernelTable &t) {
   });
   t.add(OpKind::Map, MDL_KERNEL { return runHloMap(op, in, out[0], caller); });
   t.add(OpKind::DotGeneral, MDL_KERNEL { return runHloDot(op, in, out); });
-  t.add(OpKind::Convolution, MDL_KERNEL { return runHloConvolution(op, in, out); });
+  t.add({OpKind::Convolution, OpKind::FusedConvolution},
+        MDL_KERNEL { return runHloConvolution(op, in, out); });
   t.add({OpKind::BatchNormTraining, OpKind::BatchNormInference, OpKind::BatchNormGrad},
         MDL_KERNEL { return runHloBatchNorm(op, in, out); });
 }

@@ -1,4 +1,4 @@
-// convolution with XLA's general semantics: dimension labels, window
+// convolution (and fused_convolution) with XLA's general semantics: dimension labels, window
 // strides, low/high padding (negative too), input (lhs) dilation, kernel
 // (rhs) dilation, feature groups and batch groups.
 //
@@ -8,12 +8,15 @@
 //    a column matrix [I * k..., out spatial...] (im2col; a tap that falls in
 //    padding or between dilated input elements reads 0), and multiply the
 //    group's kernel rows [O/g, I * k...] by it through BLAS.
-// 3. Unpack [N', O, out spatial...] into the output labels' order.
+// 3. fused_convolution: apply the epilogue's steps to the packed result in
+//    the accumulation type (stdlib/ConvEpilogue.h).
+// 4. Unpack [N', O, out spatial...] into the output labels' order.
 // Feature groups split C and O; batch groups split N and O (output feature
 // group j reads input batch group j).
 #include "backend/cpu/HloKernels.h"
 #include "stdlib/Registry.h"
 #include "backend/cpu/HloPack.h"
+#include "stdlib/ConvEpilogue.h"
 #include "stdlib/ConvLabels.h"
 
 namespace mdl::backend::cpu {
@@ -22,11 +25,71 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
+/// A fused convolution's epilogue: its steps and their operands.
+struct Epilogue {
+  std::vector<stdlib::EpilogueStep> steps;
+  const Tensor *operands = nullptr; // the operation's operands after x and w
+  double lo = 0, hi = 0;            // clip bounds
+};
+
+/// Applies `e` to py ([N', O, P] in the accumulation type C); `yOrder` is
+/// the packing order of the result, for residual operands.
+template <typename C>
+void applyEpilogue(const Epilogue &e, C *py, int64_t N, int64_t O, int64_t P,
+                   const Ints &yOrder, int feature, const ir::TensorType &result) {
+  int64_t total = N * O * P;
+  for (const stdlib::EpilogueStep &s : e.steps) {
+    if (s.kind == stdlib::EpilogueKind::Relu || s.kind == stdlib::EpilogueKind::Clip) {
+      bool relu = s.kind == stdlib::EpilogueKind::Relu;
+      C lo = relu ? C(0) : C(e.lo), hi = C(e.hi);
+      // Comparisons are false for NaN, which therefore stays.
+      for (int64_t i = 0; i < total; ++i) {
+        C v = py[i];
+        py[i] = v < lo ? lo : (!relu && v > hi ? hi : v);
+      }
+      continue;
+    }
+    const Tensor &v = e.operands[s.operand];
+    if (s.kind == stdlib::EpilogueKind::Residual) {
+      std::vector<C> r(static_cast<size_t>(total));
+      visitDType(v.dtype(), [&](auto tag) {
+        using U = typename decltype(tag)::type;
+        packPermuted<U, C>(v, yOrder, r.data());
+      });
+      for (int64_t i = 0; i < total; ++i)
+        py[i] += r[size_t(i)];
+      continue;
+    }
+    bool scalar = stdlib::classifyChannelOperand(v.type(), result, feature) ==
+                  stdlib::ChannelOperand::Scalar;
+    std::vector<C> c(static_cast<size_t>(O));
+    for (int64_t o = 0; o < O; ++o)
+      c[size_t(o)] = C(loadAsDouble(v, scalar ? 0 : o));
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t o = 0; o < O; ++o) {
+        C k = c[size_t(o)], *row = py + (n * O + o) * P;
+        switch (s.kind) {
+        case stdlib::EpilogueKind::Add:
+          for (int64_t p = 0; p < P; ++p)
+            row[p] += k;
+          break;
+        case stdlib::EpilogueKind::Sub:
+          for (int64_t p = 0; p < P; ++p)
+            row[p] -= k;
+          break;
+        default:
+          for (int64_t p = 0; p < P; ++p)
+            row[p] *= k;
+          break;
+        }
+      }
+  }
+}
 
 template <typename T>
 Status convTyped(const ir::Operation &op, const Tensor &x, const Tensor &w, Tensor &y,
                  const stdlib::DimLabels &li, const stdlib::DimLabels &lk,
-                 const stdlib::DimLabels &lo) {
+                 const stdlib::DimLabels &lo, const Epilogue *epilogue) {
   using C = AccT<T>;
   size_t s = li.spatial.size();
   const Ints &strides = op.intListAttr("strides"), &pad = op.intListAttr("padding"),
@@ -108,6 +171,8 @@ Status convTyped(const ir::Operation &op, const Tensor &x, const Tensor &w, Tens
     matmulAcc(Og, outP, rows, pw.data() + g * Og * rows, col.data(),
               py.data() + (n * O + g * Og) * outP);
   }
+  if (epilogue)
+    applyEpilogue(*epilogue, py.data(), Nout, O, outP, yOrder, int(lo.b), y.type());
   return visitDType(y.dtype(), [&](auto tag) -> Status {
     using U = typename decltype(tag)::type;
     unpackPermuted<U, C>(py.data(), yOrder, y);
@@ -121,15 +186,33 @@ Status runHloConvolution(const ir::Operation &op, const std::vector<Tensor> &in,
                          std::vector<Tensor> &out) {
   std::string labels = op.stringAttr("dim_labels");
   std::optional<stdlib::ConvDimLabels> l = stdlib::parseConvDimLabels(labels);
-  if (!l || l->input.rank() != in[0].rank() || l->kernel.rank() != in[1].rank() ||
-      l->output.rank() != out[0].rank() || in[0].dtype() != in[1].dtype())
+  if (!l || in.size() < 2 || l->input.rank() != in[0].rank() ||
+      l->kernel.rank() != in[1].rank() || l->output.rank() != out[0].rank() ||
+      in[0].dtype() != in[1].dtype())
     return "convolution dim_labels '" + labels + "' do not match its operands";
+  Epilogue epilogue;
+  bool fused = op.kind == ir::OpKind::FusedConvolution;
+  if (fused) {
+    std::optional<std::vector<stdlib::EpilogueStep>> steps =
+        stdlib::parseEpilogue(op.stringAttr("epilogue"));
+    size_t operands = 0;
+    for (const stdlib::EpilogueStep &s : steps ? *steps : std::vector<stdlib::EpilogueStep>{})
+      operands += s.operand >= 0 ? 1 : 0;
+    if (!steps || operands != in.size() - 2)
+      return "fused_convolution epilogue '" + op.stringAttr("epilogue") +
+             "' does not match its operands";
+    epilogue.steps = *steps;
+    epilogue.operands = in.data() + 2;
+    epilogue.lo = op.floatAttr("clip_lo", 0);
+    epilogue.hi = op.floatAttr("clip_hi", 6);
+  }
   return visitDType(in[0].dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (!kIsFloat<T>)
       return std::string("convolution expects floating-point operands");
     else
-      return convTyped<T>(op, in[0], in[1], out[0], l->input, l->kernel, l->output);
+      return convTyped<T>(op, in[0], in[1], out[0], l->input, l->kernel, l->output,
+                          fused ? &epilogue : nullptr);
   });
 }
 

@@ -69,6 +69,25 @@ template <typename T> struct Named {
   }
 };
 
+// acc[j] = step(acc[j], x[j]) for a row of n elements (the reducer chosen
+// once for the row).
+template <typename T>
+void rowStep(const Named<T> &f, typename Named<T>::A *acc, const T *x, int64_t n) {
+  switch (f.kind) {
+  case 0:
+    for (int64_t j = 0; j < n; ++j)
+      acc[j] = Named<T>{0}.step(acc[j], Named<T>::load(x[j]));
+    break;
+  case 2:
+    for (int64_t j = 0; j < n; ++j)
+      acc[j] = Named<T>{2}.step(acc[j], Named<T>::load(x[j]));
+    break;
+  default:
+    for (int64_t j = 0; j < n; ++j)
+      acc[j] = f.step(acc[j], Named<T>::load(x[j]));
+  }
+}
+
 int reducerKind(const std::string &r) {
   return r == "add" ? 0 : r == "mul" ? 1 : r == "max" ? 2 : r == "min" ? 3 : r == "and" ? 4
          : r == "or" ? 5 : -1;
@@ -195,6 +214,13 @@ struct Windows {
       padLo.push_back(pad[2 * d]);
     return true;
   }
+  /// Whether the last dimension has windows of one element, unstrided and
+  /// unpadded (each window then spans whole rows of it).
+  bool rowsWhole() const {
+    size_t r = in.size();
+    return r > 0 && win[r - 1] == 1 && stride[r - 1] == 1 && bdil[r - 1] == 1 &&
+           wdil[r - 1] == 1 && padLo[r - 1] == 0 && out[r - 1] == in[r - 1] && out[r - 1] > 0;
+  }
   // Calls f(offset) for the valid input elements of window `o`, row-major.
   template <typename F> void each(const Ints &o, const Ints &strides, F f) const {
     size_t r = in.size();
@@ -215,6 +241,28 @@ struct Windows {
   }
 };
 
+// Output rows [begin, end) of a reduce_window whose windows span whole rows
+// of the last dimension (Windows::rowsWhole), on the calling thread.
+template <typename T>
+void rowRange(const Windows &g, const Ints &strides, const Named<T> &f, const T *x, T init, T *y,
+              int64_t begin, int64_t end) {
+  int64_t L = g.out.back();
+  Ints o(g.out.size(), 0);
+  // (not a vector: vector<bool> has no data())
+  std::unique_ptr<typename Named<T>::A[]> acc(new typename Named<T>::A[size_t(L)]);
+  for (int64_t p = begin; p < end; ++p) {
+    int64_t rem = p;
+    for (size_t d = o.size() - 1; d-- > 0;) {
+      o[d] = rem % g.out[d];
+      rem /= g.out[d];
+    }
+    std::fill(acc.get(), acc.get() + L, Named<T>::load(init));
+    g.each(o, strides, [&](int64_t off) { rowStep(f, acc.get(), x + off, L); });
+    for (int64_t j = 0; j < L; ++j)
+      y[p * L + j] = Named<T>::store(acc[size_t(j)]);
+  }
+}
+
 Status reduceWindow(const ir::Operation &op, const std::vector<Tensor> &in,
                     std::vector<Tensor> &out, const FunctionCaller *caller) {
   size_t n = in.size() / 2;
@@ -234,6 +282,18 @@ Status reduceWindow(const ir::Operation &op, const std::vector<Tensor> &in,
       T init = in[1].data<T>()[0];
       T *y = out[0].data<T>();
       bool par = outN >= kParallelCostly && !omp_in_parallel();
+      if (g.rowsWhole()) {
+        // Windows of one element along the last dimension: each window
+        // reduces whole rows of it (pooling of NHWC images), one
+        // accumulator per element of the row.
+        int64_t outer = outN / g.out.back();
+#pragma omp parallel if (par)
+        {
+          int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+          rowRange(g, strides, f, x, init, y, outer * t / nt, outer * (t + 1) / nt);
+        }
+        return std::nullopt;
+      }
 #pragma omp parallel for if (par) schedule(static)
       for (int64_t i = 0; i < outN; ++i) {
         Ints o(g.out.size());
@@ -341,6 +401,31 @@ Status selectAndScatter(const ir::Operation &op, const std::vector<Tensor> &in, 
 }
 
 } // namespace
+
+int64_t reduceWindowRows(const ir::Operation &op, const std::vector<Tensor> &in,
+                         const std::vector<Tensor> &out) {
+  Windows g;
+  if (op.kind != ir::OpKind::ReduceWindow || in.size() != 2 || out.size() != 1 ||
+      reducerKind(op.stringAttr("reducer")) < 0 || !g.read(op, shapeOf(in[0]), shapeOf(out[0])) ||
+      !g.rowsWhole())
+    return 0;
+  return product(g.out) / g.out.back();
+}
+
+Status reduceWindowRowRange(const ir::Operation &op, const std::vector<Tensor> &in,
+                            std::vector<Tensor> &out, int64_t begin, int64_t end) {
+  Windows g;
+  if (!reduceWindowRows(op, in, out) || !g.read(op, shapeOf(in[0]), shapeOf(out[0])))
+    return std::string("reduce_window of another form");
+  Ints strides = rowMajorStrides(g.in);
+  int kind = reducerKind(op.stringAttr("reducer"));
+  return visitDType(in[0].dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    rowRange(g, strides, Named<T>{kind}, in[0].data<T>(), in[1].data<T>()[0], out[0].data<T>(),
+             begin, end);
+    return std::nullopt;
+  });
+}
 
 void registerHloReduceKernels(KernelTable &t) {
   t.add(OpKind::Reduce,

@@ -42,6 +42,17 @@ std::optional<std::string> runKernel(const ir::Operation &op,
 /// slower until it gave up (docs/jit.md, *Threads*). Called once, from the
 /// cpu kind's registration.
 void keepBlasOnCallingThread();
+/// For a reduce_window with a named reducer whose windows span whole rows
+/// of its last dimension (pooling of NHWC images): the number of rows of
+/// its output; 0 for any other reduce_window. A caller with threads of its
+/// own (the JIT's worker pool) computes ranges of rows on them with
+/// reduceWindowRowRange, on one thread each.
+int64_t reduceWindowRows(const ir::Operation &op, const std::vector<Tensor> &inputs,
+                         const std::vector<Tensor> &outputs);
+std::optional<std::string> reduceWindowRowRange(const ir::Operation &op,
+                                                const std::vector<Tensor> &inputs,
+                                                std::vector<Tensor> &outputs, int64_t begin,
+                                                int64_t end);
 
 /// The counter-based generator behind random_normal / random_uniform, so
 /// every backend and device produces the same numbers for a seed:

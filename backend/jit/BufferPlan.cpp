@@ -15,12 +15,14 @@
 // 5. Destinations: a loop's initial value, a yielded value or a returned
 //    value whose root nothing else needs takes over the destination (the
 //    carried slot, the `if` result, the caller's result buffer), so no copy
-//    is made.
+//    is made; a convolution whose epilogue adds a residual that dies there
+//    is computed in the residual's root.
 // 6. Arena roots are placed by assignOffsets, one arena per memory space.
 #include "backend/jit/BufferPlan.h"
 #include "backend/jit/InlineOps.h"
 #include "backend/jit/Runtime.h"
 #include "ir/passes/Canonicalize.h"
+#include "stdlib/ConvEpilogue.h"
 #include "stdlib/Registry.h"
 
 #include <algorithm>
@@ -691,6 +693,8 @@ private:
           merge(rv, slots[k]);
         }
       }
+      if (op.kind == OpKind::FusedConvolution)
+        residualInPlace(op, p);
       if (op.kind == OpKind::If) {
         for (auto &branch : op.regions) {
           const Operation *y = stdlib::terminatorOf(*branch);
@@ -706,6 +710,34 @@ private:
           }
         }
       }
+    }
+  }
+
+  /// A convolution whose epilogue adds a residual is computed in the
+  /// residual's slot when it is the residual's last reader (the oneDNN
+  /// primitive adds to what its output holds: ConvPrimitive.h), saving the
+  /// copy of the residual into the output; not when another operand shares
+  /// that slot, which the convolution would overwrite while reading it.
+  void residualInPlace(const Operation &op, int p) {
+    auto steps = stdlib::parseEpilogue(op.stringAttr("epilogue"));
+    if (!steps || op.results.size() != 1)
+      return;
+    for (const stdlib::EpilogueStep &s : *steps) {
+      size_t k = size_t(s.operand + 2);
+      if (s.kind != stdlib::EpilogueKind::Residual || k >= op.operands.size())
+        continue;
+      const Value *r = op.operands[k];
+      int rr = rootOfValue(r), ro = rootOfValue(op.results[0].get());
+      const Root &R = plan_.roots[size_t(rr)], &O = plan_.roots[size_t(ro)];
+      const ValueLoc &l = locOf(r);
+      if (rr == ro || R.kind != Root::Kind::Arena || O.kind != Root::Kind::Arena ||
+          R.space != O.space || R.bytes != O.bytes || !l.contiguous || l.offset != 0 ||
+          R.end != p)
+        return;
+      for (size_t i = 0; i < op.operands.size(); ++i)
+        if (i != k && rootOfValue(op.operands[i]) == rr)
+          return;
+      merge(ro, rr);
     }
   }
 

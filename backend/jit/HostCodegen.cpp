@@ -348,7 +348,12 @@ private:
   }
 
   void kernel(const Operation &op) override {
-    Value *rc = b_.CreateCall(runtime("mdl_rt_kernel", i32_, {ptr_, ptr_, ptr_, ptr_}),
+    // Convolutions have a oneDNN primitive of their own (ConvPrimitive.h),
+    // pooling runs on the worker pool (Pooling.h).
+    const char *fn = op.kind == OpKind::FusedConvolution ? "mdl_rt_conv"
+                     : op.kind == OpKind::ReduceWindow   ? "mdl_rt_window"
+                                                         : "mdl_rt_kernel";
+    Value *rc = b_.CreateCall(runtime(fn, i32_, {ptr_, ptr_, ptr_, ptr_}),
                               {context(), handle(op), pointerArray(addresses(op.operands)),
                                pointerArray(resultAddresses(op))});
     check(rc);

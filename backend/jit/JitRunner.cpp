@@ -3,6 +3,8 @@
 #include "backend/jit/BufferPlan.h"
 #include "backend/jit/Codegen.h"
 #include "backend/jit/Compiler.h"
+#include "backend/jit/ConvPrimitive.h"
+#include "backend/jit/Pooling.h"
 #include "backend/jit/KernelUnits.h"
 #include "backend/jit/Runtime.h"
 #include "ir/text/Printer.h"
@@ -21,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <omp.h>
@@ -102,6 +105,8 @@ struct JitRunner::Impl {
   std::vector<Tensor> globals;
   std::vector<std::shared_ptr<void>> memory; // arenas and device copies of globals
   std::vector<std::unique_ptr<SegmentHandle>> segments;
+  std::vector<std::unique_ptr<ConvPrimitive>> convolutions;
+  std::vector<const FunctionPlan *> convolutionPlans; // where each is
   std::map<std::string, int32_t (*)(void **, void **)> entries;
   JitStats stats;
   bool compiled = false, loaded = false;
@@ -386,6 +391,8 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
   symbols[kContextSymbol] = &ctx;
   symbols["mdl_rt_kernel"] = reinterpret_cast<const void *>(&mdl_rt_kernel);
   symbols["mdl_rt_matmul"] = reinterpret_cast<const void *>(&mdl_rt_matmul);
+  symbols["mdl_rt_conv"] = reinterpret_cast<const void *>(&mdl_rt_conv);
+  symbols["mdl_rt_window"] = reinterpret_cast<const void *>(&mdl_rt_window);
   symbols["mdl_rt_parallel_for"] = reinterpret_cast<const void *>(&mdl_rt_parallel_for);
   symbols["mdl_rt_copy"] = reinterpret_cast<const void *>(&mdl_rt_copy);
   symbols["mdl_rt_strided_copy"] = reinterpret_cast<const void *>(&mdl_rt_strided_copy);
@@ -433,6 +440,14 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
         }
         addr = h.get();
         segments.push_back(std::move(h));
+      } else if (op->kind == OpKind::FusedConvolution) {
+        // Its oneDNN primitive, made now (oneDNN generates code); a kernel
+        // that is a global or a constant is reordered once.
+        Root::Kind k = plan.rootOf(op->operands[1]).kind;
+        auto c = ConvPrimitive::create(*op, k == Root::Kind::Global || k == Root::Kind::Constant);
+        addr = c.get();
+        convolutions.push_back(std::move(c));
+        convolutionPlans.push_back(&plan);
       }
       symbols[handleSymbol(f.name, int(n))] = addr;
     }
@@ -465,6 +480,39 @@ bool JitRunner::Impl::load(const std::vector<Tensor> &globalValues) {
       symbols[globalSymbol(name, r.space)] = globalOn[key];
     }
   }
+  // The primitives; a kernel that is a global in host memory is reordered
+  // into oneDNN's layout now.
+  std::vector<ConvPrimitive *> convs;
+  std::vector<const void *> kernels;
+  for (size_t i = 0; i < convolutions.size(); ++i) {
+    convs.push_back(convolutions[i].get());
+    const ir::Value *w = convs[i]->op().operands[1];
+    const FunctionPlan &plan = *convolutionPlans[i];
+    const ValueLoc &l = plan.loc(w);
+    const Root &r = plan.rootOf(w);
+    const void *data = nullptr;
+    if (r.kind == Root::Kind::Global && r.space < 0 && l.contiguous) {
+      auto it = globalOn.find({m.findGlobal(r.source->stringAttr("name")), -1});
+      if (it != globalOn.end())
+        data = static_cast<const char *>(it->second) +
+               l.offset * int64_t(dtypeSize(w->type.dtype));
+    }
+    kernels.push_back(data);
+  }
+  ConvPrimitive::prepare(convs, kernels);
+  if (std::getenv("MDL_JIT_TRACE"))
+    for (size_t i = 0; i < convolutions.size(); ++i) {
+      // Whether the plan put the output in the place of an operand (its
+      // residual: BufferPlan's destinations).
+      const Operation &op = convolutions[i]->op();
+      const FunctionPlan &plan = *convolutionPlans[i];
+      bool inPlace = false;
+      for (const ir::Value *v : op.operands)
+        inPlace |= plan.rep(plan.loc(v).root) == plan.rep(plan.loc(op.results[0].get()).root);
+      std::fprintf(stderr, "jit: convolution at line %u:%u: %s%s\n", op.loc.line, op.loc.col,
+                   convolutions[i]->description().c_str(),
+                   inPlace ? ", computed in its residual's place" : "");
+    }
   llvm::orc::SymbolMap map;
   for (auto &[name, addr] : symbols)
     map[jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),

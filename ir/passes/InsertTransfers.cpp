@@ -110,6 +110,16 @@ private:
     return true;
   }
 
+  // A broadcast to more elements than it reads: hoisted, it would become a
+  // global of the large shape (a batch norm's per-channel scale broadcast
+  // to a whole activation); copied to its consumer's device instead, it
+  // stays a view of the small hoisted operand.
+  static bool expandsBroadcast(const Operation &def) {
+    return def.kind == OpKind::BroadcastTo && def.operands.size() == 1 &&
+           def.results[0]->type.isStatic() && def.operands[0]->type.isStatic() &&
+           def.results[0]->type.numElements() > def.operands[0]->type.numElements();
+  }
+
   // Copies the floating chain that computes `v` into `r`.
   Value *cloneChain(const Value *v, Region &r, ValueMap &map) {
     auto it = map.find(v);
@@ -212,7 +222,8 @@ private:
         op->placement = PlacementKind::Inferred;
         out = op->addResult(v->type);
         pendAfter(v, std::move(op));
-      } else if (hoistable(v) && def->kind != OpKind::Constant && !viewOfConstants(v)) {
+      } else if (hoistable(v) && def->kind != OpKind::Constant && !viewOfConstants(v) &&
+                 !expandsBroadcast(*def)) {
         std::string name = def->kind == OpKind::Global ? def->stringAttr("name") : hoist(v);
         auto op = std::make_unique<Operation>(OpKind::Global, def->loc);
         op->setAttr("name", Attribute::symbol(name));

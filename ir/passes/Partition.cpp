@@ -194,4 +194,6 @@ void partition(Module &m) {
     p.run(*f);
 }
 
+void partition(Function &f) { Partitioner().run(f); }
+
 } // namespace mdl::passes

@@ -15,5 +15,7 @@ namespace mdl::passes {
 
 /// Partitions a module produced by insertTransfers, in place.
 void partition(ir::Module &m);
+/// Partitions one function of it (again, after regroup: Regroup.h).
+void partition(ir::Function &f);
 
 } // namespace mdl::passes

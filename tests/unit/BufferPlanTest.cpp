@@ -372,6 +372,62 @@ fn main(x: f32[16], idx: i32[2, 1], upd: f32[2, 4]) -> f32[16] {
   // operand's own buffer (it skips its copy when the two are one).
   EXPECT_EQ(p.plan.inlined.count(sc), 0u);
   EXPECT_EQ(p.plan.handleOf.count(sc), 1u);
+
+/// The fused_convolution results of `main`, and each one's residual.
+std::vector<std::pair<const Value *, const Value *>> convolutions(const Planned &p) {
+  std::vector<std::pair<const Value *, const Value *>> out;
+  walk(*p.main->body, [&](const Operation &op) {
+    if (op.kind == OpKind::FusedConvolution)
+      out.push_back({op.results[0].get(), op.operands.back()});
+  });
+  return out;
+}
+
+TEST(BufferPlanTest, ConvolutionIsComputedInItsDyingResidual) {
+  Planned p = plan(R"(
+fn main(x: f32[1, 8, 8, 4], w: f32[3, 3, 4, 4]) -> f32[1, 8, 8, 4] {
+  let r = x * 2.0
+  let y = fused_convolution(x, w, r, dim_labels = "b01f_01io->b01f", padding = [1, 1, 1, 1], epilogue = "residual,relu")
+  return y * 3.0
+})");
+  auto convs = convolutions(p);
+  ASSERT_EQ(convs.size(), 1u);
+  EXPECT_EQ(p.root(convs[0].first).kind, Root::Kind::Arena);
+  EXPECT_EQ(p.plan.rep(p.plan.loc(convs[0].first).root),
+            p.plan.rep(p.plan.loc(convs[0].second).root));
+}
+
+TEST(BufferPlanTest, ConvolutionKeepsAResidualReadLater) {
+  Planned p = plan(R"(
+fn main(x: f32[1, 8, 8, 4], w: f32[3, 3, 4, 4]) -> f32[1, 8, 8, 4] {
+  let r = x * 2.0
+  let y = fused_convolution(x, w, r, dim_labels = "b01f_01io->b01f", padding = [1, 1, 1, 1], epilogue = "residual")
+  return y * 3.0 + r
+})");
+  auto convs = convolutions(p);
+  ASSERT_EQ(convs.size(), 1u);
+  const Root &y = p.root(convs[0].first), &r = p.root(convs[0].second);
+  EXPECT_NE(p.plan.rep(p.plan.loc(convs[0].first).root),
+            p.plan.rep(p.plan.loc(convs[0].second).root));
+  bool apart = y.offset + y.bytes <= r.offset || r.offset + r.bytes <= y.offset;
+  EXPECT_TRUE(apart);
+}
+
+TEST(BufferPlanTest, ConvolutionNeverOverwritesItsInput) {
+  // The residual is the input itself: the output must not take its place.
+  Planned p = plan(R"(
+fn main(x: f32[1, 8, 8, 4], w: f32[3, 3, 4, 4]) -> f32[1, 8, 8, 4] {
+  let h = x * 2.0
+  let y = fused_convolution(h, w, h, dim_labels = "b01f_01io->b01f", padding = [1, 1, 1, 1], epilogue = "residual")
+  return y * 3.0
+})");
+  auto convs = convolutions(p);
+  ASSERT_EQ(convs.size(), 1u);
+  const Root &y = p.root(convs[0].first), &h = p.root(convs[0].second);
+  EXPECT_NE(p.plan.rep(p.plan.loc(convs[0].first).root),
+            p.plan.rep(p.plan.loc(convs[0].second).root));
+  bool apart = y.offset + y.bytes <= h.offset || h.offset + h.bytes <= y.offset;
+  EXPECT_TRUE(apart);
 }
 
 } // namespace
