@@ -9,7 +9,10 @@ Workloads (bench/workloads.py): MLP 784-1024-1024-10 at batch 64 and 1, one
 transformer encoder layer, a chain of 100 element-wise operations on 1,000
 and 1,000,000 floats, a 50-step RNN loop, single matrix products (GEMM
 efficiency against the library's own throughput), and the compile latency
-of generated programs of 10 to 10,000 operations.
+of generated programs of 10 to 10,000 operations; then the real models of
+bench/real_models.py (ResNet-50, a ViT-B/16 in bf16, the corpus attention
+block, an in-place loop, compile time of big models), unless
+--skip-real-models.
 
 Peers, in the same run: PyTorch (Debian's python3-torch) eager as a user
 gets it by default, eager in its best setting (2 threads,
@@ -152,6 +155,12 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "..", "docs", "performance.md"))
     ap.add_argument("--work", default=None)
     ap.add_argument("--skip-gemm", action="store_true")
+    ap.add_argument("--skip-real-models", action="store_true",
+                    help="leave out bench/real_models.py (ResNet-50, ViT, attention, in-place "
+                         "loop, compile time of big models: about 15 minutes)")
+    ap.add_argument("--real-models-rounds", type=int, default=3)
+    ap.add_argument("--baseline-mdl", help="an earlier mdl, for bench/real_models.py")
+    ap.add_argument("--corpus", default=os.path.join(HERE, "..", "..", "shared", "corpus", "hlo"))
     a = ap.parse_args()
     mdl = os.path.abspath(a.mdl)
     gemm_bench = a.gemm_bench or os.path.join(os.path.dirname(os.path.dirname(mdl)), "bench",
@@ -339,6 +348,11 @@ def main():
     for what, goal, ok, measured in verdicts:
         L.append("| %s | %s | %s | %s |" % (what, goal, "yes" if ok else "**no**", measured))
     L.append("")
+    if not a.skip_real_models:
+        import real_models
+        L += real_models.measure(mdl, os.path.abspath(a.corpus), os.path.join(work, "real"),
+                                 a.real_models_rounds, real_models.ALL,
+                                 os.path.abspath(a.baseline_mdl) if a.baseline_mdl else None)
     notes = os.path.join(HERE, "performance_notes.md")
     if os.path.exists(notes):
         L.append(open(notes).read().rstrip())

@@ -372,6 +372,7 @@ fn main(x: f32[16], idx: i32[2, 1], upd: f32[2, 4]) -> f32[16] {
   // operand's own buffer (it skips its copy when the two are one).
   EXPECT_EQ(p.plan.inlined.count(sc), 0u);
   EXPECT_EQ(p.plan.handleOf.count(sc), 1u);
+}
 
 /// The fused_convolution results of `main`, and each one's residual.
 std::vector<std::pair<const Value *, const Value *>> convolutions(const Planned &p) {
