@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Sets up a Debian 12 machine for mdl and builds it, then either runs an
-# example (`example`, the default) or the whole test suite (`test`).
+# Sets up a Debian 12 machine for mdl and builds it, then runs an example
+# (`example`, the default), the whole test suite (`test`) or the benchmarks
+# against their peers (`bench`).
 #
 #   tools/quickstart.sh example   # install what is missing, build, run examples/mlp.mdl
 #   tools/quickstart.sh test      # install what is missing, build, run every test
+#   tools/quickstart.sh bench     # also PyTorch; run bench/run_all.py (docs/performance.md)
 #
 # Missing Debian packages are installed with apt-get (as root, or through
 # sudo). Nothing is downloaded from anywhere else.
@@ -11,8 +13,8 @@ set -euo pipefail
 
 mode=${1:-example}
 case "$mode" in
-  example|test) ;;
-  *) echo "usage: $0 [example|test]" >&2; exit 2 ;;
+  example|test|bench) ;;
+  *) echo "usage: $0 [example|test|bench]" >&2; exit 2 ;;
 esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -33,10 +35,14 @@ packages=(
   ocl-icd-libopencl1 pocl-opencl-icd          # hip segments run on the CPU through OpenCL (the gpu tests)
   libamdhip64-5                               # ROCm's HIP library: the gpu tests bind its entry points (no GPU needed)
   python3 python3-numpy                       # test drivers, example weights
-  python3-torch python3-torchvision           # benchmark peers (bench/peers.py, real_models_*.py)
   graphviz                                    # mdl graph -o g.svg
   dpkg-dev file                               # cpack's .deb (the package test)
 )
+# The benchmarks' peers (bench/peers.py, bench/real_models_*.py): about 650 MB
+# that neither the build nor the tests need, so only `bench` installs them.
+if [ "$mode" = bench ]; then
+  packages+=(python3-torch python3-torchvision)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -58,7 +64,10 @@ if [ "$mode" = example ]; then
   build/bin/mdl check examples/mlp.mdl
   echo "== mdl run examples/mlp.mdl"
   build/bin/mdl run examples/mlp.mdl
-else
+elif [ "$mode" = test ]; then
   echo "== running the test suite"
   ctest --test-dir build --output-on-failure -j "$jobs" --timeout 1200
+else
+  echo "== running the benchmarks (bench/run_all.py writes docs/performance.md)"
+  /usr/bin/python3 bench/run_all.py --mdl build/bin/mdl
 fi
