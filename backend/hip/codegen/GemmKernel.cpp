@@ -13,7 +13,9 @@
 // both reads are conflict-free. Transposed operands are read in place
 // (their strides), batches run along the grid's z axis with the
 // descriptor's batch strides. Floats accumulate with fused multiply-adds in
-// their own type; integers wrap.
+// their compute type (bf16 and f16: widened to f32 as they are copied into
+// work-group memory, rounded to nearest even once, when C is stored, as the
+// JIT's and oneDNN's half products do); integers wrap.
 #include "backend/hip/codegen/GpuKernels.h"
 #include "backend/jit/Codegen.h"
 
@@ -61,7 +63,7 @@ GpuLaunch emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype) {
   auto loadOrZero = [&](Value *base, Value *off, Value *inside) -> Value * {
     // The address is formed only where it is inside the matrix.
     Value *safe = b.CreateSelect(inside, off, k64(0));
-    Value *v = b.CreateLoad(st, kb.element(base, st, safe));
+    Value *v = jit::loadElement(b, dtype, kb.element(base, st, safe));
     return b.CreateSelect(inside, v, zero);
   };
   kb.loop(k64(0), k64(g.k), k64(kSlice), [&](Value *k0) {
@@ -111,7 +113,7 @@ GpuLaunch emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype) {
       Value *in = b.CreateAnd(b.CreateICmpSLT(m, k64(g.m)), b.CreateICmpSLT(n, k64(g.n)));
       kb.ifThen(in, [&] {
         Value *off = b.CreateAdd(c0, b.CreateAdd(b.CreateMul(m, k64(g.ldc)), n));
-        b.CreateStore(b.CreateLoad(t, acc[i][j]), kb.element(kb.param(2), st, off));
+        jit::storeElement(b, dtype, b.CreateLoad(t, acc[i][j]), kb.element(kb.param(2), st, off));
       });
     }
   GpuLaunch l;

@@ -15,6 +15,8 @@
 //   emitCopyKernel    a strided copy between two views (DataKernels.cpp)
 //   emitFillKernel    a view filled with one value
 //   emitGatherKernel  gather / embedding / dynamic_index along an axis
+//   emitIndexCheckKernel  their indices checked, the first one out of
+//                     range written to the program's error record
 //   emitArgReduceKernel  argmax / argmin / prod over the trailing axes
 //   emitGemmKernel    C = A @ B, tiled in work-group memory (GemmKernel.cpp)
 //   emitConvKernel, emitPoolKernel  conv2d and the pools, direct
@@ -65,10 +67,16 @@ GpuLaunch emitCopyKernel(GpuModule &gm, const View &dst, const View &src);
 /// `value`: the bytes of one element of dst's type.
 GpuLaunch emitFillKernel(GpuModule &gm, const View &dst, const std::string &value);
 /// out[pre, idx..., post] = x[pre, idx[idx...], post] along `axis` of x;
-/// indices below zero count from the end, and out-of-range ones are
-/// clamped (the CPU kernels report them).
-GpuLaunch emitGatherKernel(GpuModule &gm, const View &out, const View &x, const View &idx,
-                           int axis);
+/// with `fromEnd`, indices below zero count from the end; out-of-range ones
+/// are clamped (emitIndexCheckKernel reports them).
+GpuLaunch emitGatherKernel(GpuModule &gm, const View &out, const View &x, const View &idx, int axis,
+                           bool fromEnd);
+/// One work-group that finds the first index of `idx` (row-major order)
+/// outside [0, n) (with `fromEnd`, outside [-n, n)) and writes it to the
+/// error record `record` with step `step` (GpuErrorRecord), unless the
+/// record holds an error already.
+GpuLaunch emitIndexCheckKernel(GpuModule &gm, const View &idx, int64_t n, bool fromEnd,
+                               GpuRef record, uint32_t step);
 /// argmax / argmin (i64 results) or prod over the last `inner` axes of x.
 GpuLaunch emitArgReduceKernel(GpuModule &gm, ir::OpKind kind, const View &out, const View &x,
                               int inner);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 
 namespace mdl::backend::hip {
@@ -17,8 +18,6 @@ namespace mdl::backend::hip {
 using namespace ir;
 
 namespace {
-
-bool isHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
 
 std::string shapeText(const TensorType &t) { return t.str(); }
 
@@ -223,12 +222,6 @@ public:
   }
 
   bool lowerFusion(const Operation &op, std::string &error) {
-    for (Value *v : op.operands)
-      if (isHalf(v->type.dtype))
-        return halfError(error);
-    for (auto &r : op.results)
-      if (isHalf(r->type.dtype))
-        return halfError(error);
     std::vector<View> in, out;
     for (Value *v : op.operands)
       in.push_back(views_.at(v));
@@ -250,10 +243,8 @@ public:
     return true;
   }
 
-  bool lowerMatmul(const Operation &op, std::string &error) {
+  bool lowerMatmul(const Operation &op, std::string &) {
     DType t = op.result()->type.dtype;
-    if (isHalf(t))
-      return halfError(error);
     View a = views_.at(op.operands[0]), b = views_.at(op.operands[1]);
     bool aVec = a.shape.size() == 1, bVec = b.shape.size() == 1;
     if (aVec) {
@@ -414,21 +405,34 @@ public:
     return true;
   }
 
+  // gather, embedding, dynamic_index: the indices checked first (unless
+  // they are constants in range), an index out of range reported as the
+  // CPU kernel reports it (backend/cpu/IndexingKernels.cpp, same message),
+  // through the error record; the gather itself clamps, so that no kernel
+  // reads outside x.
   bool lowerGather(const Operation &op, std::string &) {
     View out = result(op);
     View x = views_.at(op.operands[0]), idx = views_.at(op.operands[1]);
-    int axis = op.kind == OpKind::Embedding ? 0 : int(op.intAttr("axis", 0));
-    if (out.numElements() > 0)
-      launch(emitGatherKernel(gm_, out, x, idx, axis), opName(op.kind));
+    bool embedding = op.kind == OpKind::Embedding;
+    int axis = embedding ? 0 : int(op.intAttr("axis", 0));
+    int64_t n = x.shape[size_t(axis)];
+    std::string message =
+        embedding ? "embedding id {} is out of range for a table of " + std::to_string(n) + " rows"
+                  : "index {} is out of range for axis " + std::to_string(axis) + " with size " +
+                        std::to_string(n);
+    if (idx.numElements() > 0 && !constantIndicesInRange(idx, n, !embedding))
+      launch(
+          emitIndexCheckKernel(gm_, idx, n, !embedding, errorRecord(), uint32_t(p_.steps.size())),
+          std::string(opName(op.kind)) + " (index check)", message);
+    if (out.numElements() > 0 && n > 0)
+      launch(emitGatherKernel(gm_, out, x, idx, axis, !embedding), opName(op.kind));
     return true;
   }
 
   // argmax / argmin / prod: the reduced axes moved last (a view), then one
   // work-group per row.
-  bool lowerArgReduce(const Operation &op, std::string &error) {
+  bool lowerArgReduce(const Operation &op, std::string &) {
     View x = views_.at(op.operands[0]);
-    if (isHalf(x.dtype))
-      return halfError(error);
     std::vector<int64_t> axes;
     if (op.attr("axis")) {
       const Attribute *a = op.attr("axis");
@@ -465,10 +469,8 @@ public:
     return true;
   }
 
-  bool lowerConv(const Operation &op, std::string &error) {
+  bool lowerConv(const Operation &op, std::string &) {
     View x = views_.at(op.operands[0]);
-    if (isHalf(x.dtype))
-      return halfError(error);
     std::vector<int64_t> stride = pairAttr(op, "stride", {1, 1}),
                          padding = pairAttr(op, "padding", {0, 0});
     View out = result(op);
@@ -479,10 +481,8 @@ public:
     return true;
   }
 
-  bool lowerPool(const Operation &op, std::string &error) {
+  bool lowerPool(const Operation &op, std::string &) {
     View x = views_.at(op.operands[0]);
-    if (isHalf(x.dtype))
-      return halfError(error);
     std::vector<int64_t> size = pairAttr(op, "size", {1, 1}), stride = pairAttr(op, "stride", size);
     View out = result(op);
     if (out.numElements() > 0)
@@ -502,13 +502,6 @@ private:
     if (a->kind() == Attribute::Kind::Int)
       return {a->asInt(), a->asInt()};
     return a->asIntList().size() == 2 ? a->asIntList() : dflt;
-  }
-
-  bool halfError(std::string &error) {
-    error = "the GPU code generator does not compile f16 or bf16 arithmetic "
-            "yet (run this "
-            "operation on the cpu)";
-    return false;
   }
 
   bool fail(const Operation &op, std::string &error) {
@@ -569,12 +562,62 @@ private:
     return {GpuRef::Kind::Constant, 0, int64_t(at)};
   }
 
-  void launch(const GpuLaunch &l, const std::string &what) {
+  void launch(const GpuLaunch &l, const std::string &what, std::string error = "") {
     GpuStep s;
     s.kind = GpuStep::Kind::Launch;
     s.launch = l;
     s.what = what;
+    s.error = std::move(error);
     addStep(std::move(s));
+  }
+
+  /// The program's error record (a scratch slot live through every step).
+  GpuRef errorRecord() {
+    if (!errorSlot_)
+      errorSlot_ = scratch_.add(sizeof(GpuErrorRecord));
+    return {GpuRef::Kind::Scratch, *errorSlot_, 0};
+  }
+
+  /// Whether `idx` is constant data whose every index lies in [0, n)
+  /// (with `fromEnd`, in [-n, n)): nothing to check when the program runs.
+  bool constantIndicesInRange(const View &idx, int64_t n, bool fromEnd) const {
+    if (idx.ref.kind != GpuRef::Kind::Constant || !isInteger(idx.dtype))
+      return false;
+    size_t size = dtypeSize(idx.dtype);
+    for (int64_t i = 0, total = idx.numElements(); i < total; ++i) {
+      int64_t at = 0, rest = i;
+      for (size_t d = idx.shape.size(); d-- > 0;) {
+        at += rest % idx.shape[d] * idx.strides[d];
+        rest /= idx.shape[d];
+      }
+      size_t byte = size_t(idx.ref.offset + at * int64_t(size));
+      if (byte + size > p_.constants.size())
+        return false;
+      int64_t k = 0;
+      const char *src = p_.constants.data() + byte;
+      switch (idx.dtype) {
+      case DType::I8:
+        k = int8_t(*src);
+        break;
+      case DType::U8:
+        k = uint8_t(*src);
+        break;
+      case DType::I32: {
+        int32_t v;
+        std::memcpy(&v, src, 4);
+        k = v;
+        break;
+      }
+      case DType::I64:
+        std::memcpy(&k, src, 8);
+        break;
+      default:
+        return false;
+      }
+      if (k >= n || k < (fromEnd ? -n : 0))
+        return false;
+    }
+    return true;
   }
 
   void addStep(GpuStep s) {
@@ -613,7 +656,13 @@ private:
 
   // Slots become offsets in the one scratch area.
   void finishScratch() {
+    if (errorSlot_) {
+      scratch_.touch(*errorSlot_, 0);
+      scratch_.touch(*errorSlot_, uint32_t(p_.steps.size()));
+    }
     p_.scratchBytes = scratch_.place();
+    if (errorSlot_)
+      p_.errorOffset = int64_t(scratch_.offset(*errorSlot_));
     for (GpuStep &s : p_.steps)
       forEachRef(s, [&](GpuRef &r) {
         if (r.kind != GpuRef::Kind::Scratch)
@@ -632,6 +681,7 @@ private:
   std::unordered_map<const Value *, uint32_t> outputOf_;
   std::vector<bool> placed_;
   const Operation *current_ = nullptr;
+  std::optional<uint32_t> errorSlot_;
 };
 
 LoweringTable::LoweringTable() : fns_(size_t(kNumOpKinds), nullptr) {
