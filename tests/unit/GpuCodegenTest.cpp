@@ -292,6 +292,52 @@ func @main(%0: f32[5, 3] on @gpu) -> (f32[1, 3] on @gpu) {
   EXPECT_EQ(p->steps[0].error, "index {} is out of range for axis 0 with size 5");
 }
 
+// A few long rows are reduced in pieces over many work-groups, then their
+// partials; many rows, or rows whose full outputs need the reductions, keep
+// one work-group per row.
+TEST(GpuCodegen, LongRowsAreReducedInPieces) {
+  auto m = parse(R"(module "t"
+device @gpu = hip(ordinal = 0)
+func @main(%0: f32[2, 100000] on @gpu, %1: f32[300, 10000] on @gpu, %2: f32[1, 50000] on @gpu) -> (f32[2] on @gpu, f32[300] on @gpu, f32[1, 50000] on @gpu) {
+  %3, %4, %5 = segment %0, %1, %2 : f32[2], f32[300], f32[1, 50000] on @gpu {
+    ^(%6: f32[2, 100000] on @gpu, %7: f32[300, 10000] on @gpu, %8: f32[1, 50000] on @gpu):
+    %9 = mul %6, %6 : f32[2, 100000] on @gpu
+    %10 = sum %9 {axis = [1]} : f32[2] on @gpu loc(3:9)
+    %11 = sum %7 {axis = [1]} : f32[300] on @gpu loc(4:9)
+    %12 = softmax %8 {axis = 1} : f32[1, 50000] on @gpu loc(5:9)
+    yield %10, %11, %12
+  }
+  return %3, %4, %5
+}
+)");
+  ASSERT_TRUE(m);
+  for (const std::string &target : knownGpuTargets()) {
+    std::string error;
+    auto p = compile(*firstSegment(*m), target, error);
+    ASSERT_TRUE(p) << target << ": " << error;
+    std::vector<std::pair<uint32_t, std::string>> first, second, third;
+    for (const GpuStep &s : p->steps) {
+      auto entry = std::make_pair(s.launch.grid[0], p->kernels[s.launch.kernel].name);
+      (s.line == 3 ? first : s.line == 4 ? second : third).push_back(entry);
+    }
+    // 100000 elements in pieces of 4096: 25 per row, 50 work-groups, then
+    // one per row.
+    ASSERT_EQ(first.size(), 2u) << target;
+    EXPECT_EQ(first[0].first, 50u);
+    EXPECT_NE(first[0].second.find("rows_part"), std::string::npos) << first[0].second;
+    EXPECT_EQ(first[1].first, 2u);
+    EXPECT_NE(first[1].second.find("rows"), std::string::npos);
+    // Both kernels name the partials, in scratch.
+    const GpuStep &part = p->steps[0], &rows = p->steps[1];
+    ASSERT_EQ(part.launch.args.back().kind, GpuRef::Kind::Scratch);
+    EXPECT_EQ(part.launch.args.back().offset, rows.launch.args.back().offset);
+    EXPECT_GE(p->scratchBytes, 2u * 25 * 8);
+    ASSERT_EQ(second.size(), 1u) << target;
+    EXPECT_EQ(second[0].first, 300u);
+    EXPECT_EQ(third.size(), 1u) << target; // softmax stores every element
+  }
+}
+
 TEST(GpuCodegen, RefusalsAreMessages) {
   auto m = parse(R"(module "t"
 device @gpu = hip(ordinal = 0)

@@ -11,7 +11,9 @@
 // hooks only) and returns the launch: kernel, grid and arguments.
 //   emitFusionKernel  a `fusion` operation: element-wise chains with
 //                     broadcasting, and row reductions (one work-group per
-//                     row, a tree in work-group memory) (FusionKernels.cpp)
+//                     row, a tree in work-group memory; a few long rows in
+//                     pieces over many work-groups, then their partials)
+//                     (FusionKernels.cpp)
 //   emitCopyKernel    a strided copy between two views (DataKernels.cpp)
 //   emitFillKernel    a view filled with one value
 //   emitGatherKernel  gather / embedding / dynamic_index along an axis
@@ -52,6 +54,9 @@ std::vector<int64_t> rowMajor(const std::vector<int64_t> &shape);
 
 /// Ships bytes as constant data; returns their reference.
 using ConstantSink = std::function<GpuRef(const std::string &bytes)>;
+/// A scratch slot of `bytes` bytes for a kernel's own intermediates (live
+/// over the launches that name it); returns its reference.
+using ScratchSink = std::function<GpuRef(uint64_t bytes)>;
 
 /// Offsets of several accesses at point `index` of `shape` (row-major
 /// order): for access a, sum over axes of coordinate * strides[a][axis].
@@ -59,9 +64,12 @@ std::vector<llvm::Value *> pointOffsets(llvm::IRBuilder<> &b, llvm::Value *index
                                         const std::vector<int64_t> &shape,
                                         const std::vector<std::vector<int64_t>> &strides);
 
+/// The launches of a fusion, in order: one kernel, or two for the
+/// reductions of a few long rows (partials in a scratch slot of `scratch`).
 bool emitFusionKernel(GpuModule &gm, const ir::Operation &fusion, const std::vector<View> &inputs,
                       const std::vector<View> &outputs, const ConstantSink &constants,
-                      GpuLaunch &launch, std::string &error);
+                      const ScratchSink &scratch, std::vector<GpuLaunch> &launches,
+                      std::string &error);
 
 GpuLaunch emitCopyKernel(GpuModule &gm, const View &dst, const View &src);
 /// `value`: the bytes of one element of dst's type.

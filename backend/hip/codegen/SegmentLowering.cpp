@@ -234,12 +234,18 @@ public:
       empty |= v->type.numElements() == 0;
     if (empty)
       return true; // nothing to compute (an empty reduction: see below)
-    GpuLaunch l;
+    std::vector<GpuLaunch> ls;
     ConstantSink sink = [this](const std::string &bytes) { return constant(bytes); };
-    if (!emitFusionKernel(gm_, op, in, out, sink, l, error))
+    ScratchSink scratch = [this](uint64_t bytes) {
+      return GpuRef{GpuRef::Kind::Scratch, scratch_.add(bytes), 0};
+    };
+    if (!emitFusionKernel(gm_, op, in, out, sink, scratch, ls, error))
       return false;
     size_t members = op.regions[0]->ops.size() - 1;
-    launch(l, "fusion of " + std::to_string(members) + " operation" + (members == 1 ? "" : "s"));
+    std::string what =
+        "fusion of " + std::to_string(members) + " operation" + (members == 1 ? "" : "s");
+    for (size_t i = 0; i < ls.size(); ++i)
+      launch(ls[i], ls.size() > 1 && i + 1 < ls.size() ? what + " (pieces)" : what);
     return true;
   }
 
