@@ -20,6 +20,10 @@ device; weights are replicated to the device once, at load):
                GB/s, else measured as a device-to-device copy through PyTorch
                where it has the GPU, else NumPy's host copy (PoCL's memory is
                the host's)
+  dense        relu(x @ w + b) with x, w and b the program's inputs (one
+               segment), x 4096 x 4096 (--size small: 512 x 512): a product
+               with a bias and an activation as its epilogue (one kernel
+               with mdl's own GEMM; after a vendor BLAS, one more)
   reduce       sum(x * x) + max(x) over all 16M floats of x (--size small:
                4M): the reductions of a few long rows, over many work-groups
                and a second pass
@@ -60,8 +64,8 @@ sys.path.insert(0, HERE)
 import workloads as W  # noqa: E402
 
 PY = "/usr/bin/python3"
-SIZES = {"full": {"gemm": 4096, "chain": 1 << 24, "reduce": 1 << 24},
-         "small": {"gemm": 256, "chain": 1 << 20, "reduce": 1 << 22}}
+SIZES = {"full": {"gemm": 4096, "chain": 1 << 24, "reduce": 1 << 24, "dense": 4096},
+         "small": {"gemm": 256, "chain": 1 << 20, "reduce": 1 << 22, "dense": 512}}
 NO_VENDOR_BLAS = {"MDL_CUBLAS_LIBRARY": "/nonexistent/libcublas.so",
                   "MDL_ROCBLAS_LIBRARY": "/nonexistent/librocblas.so",
                   "MDL_HIPBLAS_LIBRARY": "/nonexistent/libhipblas.so"}
@@ -118,6 +122,14 @@ def write_work(work, size):
     text("chain.mdl", on_gpu(W.chain_program(n)))
     np.save(os.path.join(work, "chain_x.npy"), W.chain_input(n))
     text("gemm.mdl", gemm_program(SIZES[size]["gemm"]))
+    n = SIZES[size]["dense"]
+    text("dense.mdl", on_gpu("# A layer with its weights as inputs (bench/gpu_bench.py).\n"
+                             "fn main(x: f32[%d, %d], w: f32[%d, %d], b: f32[%d]) -> f32[%d, %d] {\n"
+                             "  return relu(x @ w + b)\n}\n" % (n, n, n, n, n, n, n)))
+    rng = np.random.default_rng(7)
+    for name, shape in (("x", (n, n)), ("w", (n, n)), ("b", (n,))):
+        np.save(os.path.join(work, "dense_%s.npy" % name),
+                (rng.standard_normal(shape) * 0.05).astype(np.float32))
     n = SIZES[size]["reduce"]
     text("reduce.mdl", on_gpu("# Reductions over every element (bench/gpu_bench.py).\n"
                               "fn main(x: f32[%d]) -> f32 {\n"
@@ -131,6 +143,7 @@ WORKLOADS = {
     "transformer": ("transformer.mdl", ["x=tf_x.npy"], 10),
     "gemm": ("gemm.mdl", [], 10),
     "chain": ("chain.mdl", ["x=chain_x.npy"], 20),
+    "dense": ("dense.mdl", ["x=dense_x.npy", "w=dense_w.npy", "b=dense_b.npy"], 10),
     "reduce": ("reduce.mdl", ["x=reduce_x.npy"], 20),
 }
 
@@ -267,7 +280,7 @@ def main():
     ap.add_argument("--size", choices=["full", "small"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--bandwidth", type=float, help="the device's memory bandwidth, GB/s")
-    ap.add_argument("--workloads", default="mlp,transformer,gemm,chain,reduce")
+    ap.add_argument("--workloads", default="mlp,transformer,gemm,chain,dense,reduce")
     ap.add_argument("--baseline-hip-library",
                     help="another build's libmdl_hip.so, measured in the same rounds")
     ap.add_argument("--work")
@@ -331,6 +344,7 @@ def main():
               "transformer": "transformer encoder layer (d 256, seq 128, batch 8)",
               "gemm": "GEMM %d^3 f32" % SIZES[size]["gemm"],
               "chain": "100 element-wise ops, %d floats" % SIZES[size]["chain"],
+              "dense": "relu(x @ w + b), %d^2 inputs" % SIZES[size]["dense"],
               "reduce": "sum(x * x) + max(x) over %d floats" % SIZES[size]["reduce"]}
     for n in names:
         m = med[n]

@@ -16,8 +16,8 @@ namespace mdl::backend::hip {
 namespace {
 
 constexpr char kMagic[8] = {'M', 'D', 'L', 'G', 'P', 'U', '\0', '\x01'};
-// 2: the error record (GpuProgram::errorOffset, GpuStep::error) and the
-// checksum.
+// 2: the error record (GpuProgram::errorOffset, GpuStep::error), Gemm
+// epilogues and the checksum.
 constexpr uint32_t kVersion = 2;
 // The checksum (after the version) covers every byte after it: damaged code
 // is refused here rather than handed to a driver's compiler (PoCL's LLVM 15
@@ -246,7 +246,8 @@ bool validate(const GpuProgram &p, std::string &error) {
       break;
     case GpuStep::Kind::Gemm:
       ok = checkRef(s.gemm.a, where) && checkRef(s.gemm.b, where) && checkRef(s.gemm.c, where) &&
-           checkLaunch(s.gemm.fallback, where);
+           checkLaunch(s.gemm.fallback, where) &&
+           (!s.gemm.hasEpilogue || checkLaunch(s.gemm.epilogue, where));
       break;
     case GpuStep::Kind::Copy:
       ok = checkRef(s.copy.dst, where) && checkRef(s.copy.src, where);
@@ -306,6 +307,9 @@ std::string GpuProgram::serialize() const {
       w.ref(g.b);
       w.ref(g.c);
       w.launch(g.fallback);
+      w.num<uint8_t>(g.hasEpilogue);
+      if (g.hasEpilogue)
+        w.launch(g.epilogue);
       break;
     }
     case GpuStep::Kind::Copy:
@@ -393,6 +397,9 @@ std::optional<GpuProgram> GpuProgram::parse(const void *data, size_t size, std::
       g.b = r.ref();
       g.c = r.ref();
       g.fallback = r.launch();
+      g.hasEpilogue = r.num<uint8_t>() != 0;
+      if (g.hasEpilogue)
+        g.epilogue = r.launch();
       break;
     }
     case GpuStep::Kind::Copy:
@@ -486,6 +493,8 @@ std::string gpuProgramManifest(const GpuProgram &p) {
       e["gemm"] = {{"m", s.gemm.m}, {"n", s.gemm.n}, {"k", s.gemm.k}, {"batch", s.gemm.batch},
                    {"trans_a", s.gemm.transA}, {"trans_b", s.gemm.transB}};
       e["fallback"] = launch(s.gemm.fallback);
+      if (s.gemm.hasEpilogue)
+        e["epilogue"] = launch(s.gemm.epilogue);
       break;
     case GpuStep::Kind::Copy:
       e["kind"] = "copy";

@@ -76,7 +76,10 @@ struct GpuLaunch {
 /// (mdl_dtype; halves accumulate in f32), A m x k (k x m when transA), B
 /// k x n (n x k when transB), leading dimensions and batch strides in
 /// elements. A runtime with a vendor BLAS may run it there; otherwise it
-/// runs `fallback`, mdl's own kernel for the same product.
+/// runs `fallback`, mdl's own kernel for the same product. With an
+/// epilogue (element-wise operations of C, a bias and an activation), the
+/// fallback computes them too, and a runtime that runs the product on its
+/// BLAS launches `epilogue` after it (reading C).
 struct GpuGemm {
   int32_t dtype = 0;
   bool transA = false, transB = false;
@@ -84,6 +87,8 @@ struct GpuGemm {
   int64_t batch = 1, strideA = 0, strideB = 0, strideC = 0;
   GpuRef a, b, c;
   GpuLaunch fallback;
+  bool hasEpilogue = false;
+  GpuLaunch epilogue;
 };
 
 /// `bytes` bytes from `src` to `dst` within the device.

@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace {
 
 using namespace mdl;
@@ -335,6 +337,68 @@ func @main(%0: f32[2, 100000] on @gpu, %1: f32[300, 10000] on @gpu, %2: f32[1, 5
     ASSERT_EQ(second.size(), 1u) << target;
     EXPECT_EQ(second[0].first, 300u);
     EXPECT_EQ(third.size(), 1u) << target; // softmax stores every element
+  }
+}
+
+// A product followed by a bias and an activation: one Gemm step whose
+// fallback kernel computes the fusion from its accumulators (C is never
+// stored), with the fusion's own kernel as the epilogue a vendor BLAS
+// needs. Where the fusion cannot be an epilogue, two steps as before.
+TEST(GpuCodegen, ProductsTakeTheirBiasAndActivationAsAnEpilogue) {
+  auto m = parse(R"(module "t"
+device @gpu = hip(ordinal = 0)
+func @main(%0: f32[70, 130] on @gpu, %1: f32[130, 90] on @gpu, %2: f32[90] on @gpu) -> (f32[70, 90] on @gpu, f32[70, 90] on @gpu, f32[70, 90] on @gpu, f32[70, 90] on @gpu, f32[70, 90] on @gpu) {
+  %3, %4, %5, %6, %7 = segment %0, %1, %2 : f32[70, 90], f32[70, 90], f32[70, 90], f32[70, 90], f32[70, 90] on @gpu {
+    ^(%8: f32[70, 130] on @gpu, %9: f32[130, 90] on @gpu, %10: f32[90] on @gpu):
+    %11 = matmul %8, %9 : f32[70, 90] on @gpu loc(3:13)
+    %12 = add %11, %10 : f32[70, 90] on @gpu loc(3:13)
+    %13 = relu %12 : f32[70, 90] on @gpu loc(3:8)
+    %14 = matmul %8, %9 : f32[70, 90] on @gpu loc(4:13)
+    %15 = matmul %8, %9 : f32[70, 90] on @gpu loc(4:13)
+    %16 = add %14, %15 : f32[70, 90] on @gpu loc(4:13)
+    %17 = matmul %8, %9 : f32[70, 90] on @gpu loc(5:13)
+    %18 = softmax %17 {axis = 1} : f32[70, 90] on @gpu loc(5:5)
+    %19 = matmul %8, %9 : f32[70, 90] on @gpu loc(6:13)
+    %20 = exp %19 : f32[70, 90] on @gpu loc(6:5)
+    yield %13, %16, %18, %20, %19
+  }
+  return %3, %4, %5, %6, %7
+}
+)");
+  ASSERT_TRUE(m);
+  for (const std::string &target : knownGpuTargets()) {
+    std::string error;
+    auto p = compile(*firstSegment(*m), target, error);
+    ASSERT_TRUE(p) << target << ": " << error;
+    std::map<uint32_t, std::vector<const GpuStep *>> at;
+    for (const GpuStep &s : p->steps)
+      at[s.line].push_back(&s);
+    // relu(a @ b + bias): one step.
+    ASSERT_EQ(at[3].size(), 1u) << target;
+    const GpuGemm &g = at[3][0]->gemm;
+    EXPECT_EQ(at[3][0]->kind, GpuStep::Kind::Gemm);
+    EXPECT_EQ(at[3][0]->what, "matmul f32[70, 130] x f32[130, 90] + fusion of 2 operations");
+    ASSERT_TRUE(g.hasEpilogue);
+    EXPECT_NE(p->kernels[g.fallback.kernel].name.find("gemm_epilogue"), std::string::npos);
+    EXPECT_NE(p->kernels[g.epilogue.kernel].name.find("fusion"), std::string::npos);
+    // The fallback takes a, b, c and then the epilogue's arguments, which
+    // write output 0 (the fused kernel stores the fusion, not C).
+    ASSERT_EQ(g.fallback.args.size(), 3 + g.epilogue.args.size());
+    EXPECT_EQ(g.fallback.args.back().kind, GpuRef::Kind::Output);
+    EXPECT_EQ(g.epilogue.args.back().kind, GpuRef::Kind::Output);
+    EXPECT_EQ(g.c.kind, GpuRef::Kind::Scratch); // the BLAS's C, the epilogue's input
+    // p1 + p2: the fusion reads p2, computed after p1, so only p2 takes it.
+    ASSERT_EQ(at[4].size(), 2u) << target;
+    EXPECT_FALSE(at[4][0]->gemm.hasEpilogue);
+    EXPECT_TRUE(at[4][1]->gemm.hasEpilogue);
+    // A softmax (reductions) after the product, and a product also yielded:
+    // no epilogue.
+    for (uint32_t line : {5u, 6u})
+      for (const GpuStep *s : at[line]) {
+        if (s->kind == GpuStep::Kind::Gemm) {
+          EXPECT_FALSE(s->gemm.hasEpilogue) << line << ": " << s->what;
+        }
+      }
   }
 }
 

@@ -424,6 +424,10 @@ TEST_F(OpenClTest, DamagedProgramsAreErrors) {
   GpuProgram gemm = testProgram();
   gemm.steps[0].gemm.k = 17;
   refused(gemm.serialize(), "step 0: a product of 8x17 by 17x4");
+  GpuProgram epilogue = testProgram();
+  epilogue.steps[0].gemm.hasEpilogue = true;
+  epilogue.steps[0].gemm.epilogue.kernel = 99;
+  refused(epilogue.serialize(), "step 0: kernel 99 does not exist");
   GpuProgram kernel = testProgram();
   kernel.kernels[1].name = "missing";
   refused(kernel.serialize(), "kernel 'missing'");

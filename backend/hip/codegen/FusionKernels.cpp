@@ -65,7 +65,11 @@ Value *integerPower(llvm::IRBuilder<> &b, DType t, Value *a, Value *e) {
   return b.CreateSelect(b.CreateICmpSLT(e, zero), negExp, r);
 }
 
+} // namespace
+
 class FusionEmitter {
+  friend class FusionEpilogue;
+
 public:
   FusionEmitter(GpuModule &gm, const Operation &fusion, const std::vector<View> &inputs,
                 const std::vector<View> &outputs, const ConstantSink &constants,
@@ -74,6 +78,11 @@ public:
         constants_(constants), scratch_(scratch) {}
 
   bool run(std::vector<GpuLaunch> &launches, std::string &error) {
+    return prepare(error) && emit(launches, error);
+  }
+
+  /// The domain, the accesses, the parameters.
+  bool prepare(std::string &error) {
     auto dom = passes::fusionDomain(fusion_);
     if (!dom) {
       error = "the fusion has no valid domain";
@@ -85,7 +94,36 @@ public:
     if (!collectAccesses(error))
       return false;
     collapse();
-    return emit(launches, error);
+    return true;
+  }
+
+  bool hasReductions() const { return hasRed_; }
+  const std::vector<KernelParam> &params() const { return params_; }
+  const std::vector<GpuRef> &refs() const { return refs_; }
+
+  /// The fusion's outputs at point `index` of its domain, emitted into
+  /// another kernel whose parameters from `first` on are params(); region
+  /// argument `replaced` is `value` instead of a load.
+  bool emitAt(KernelBuilder &kb, size_t first, Value *index, size_t replaced, Value *value,
+              std::string &error) {
+    kb_ = &kb;
+    paramBase_ = first;
+    replacedArg_ = region_.args.at(replaced).get();
+    replacedValue_ = value;
+    llvm::IRBuilder<> &b = kb.b();
+    llvm::FastMathFlags saved = b.getFastMathFlags(), contract;
+    contract.setAllowContract(true);
+    b.setFastMathFlags(contract);
+    bool ok = true;
+    const Operation *y = stdlib::terminatorOf(region_);
+    Ctx ctx{pointOffsets(b, index, cd_, stridesOver(0, cd_.size())), {}};
+    for (size_t k = 0; k < y->operands.size() && ok; ++k)
+      store(k, ctx, ok, error);
+    b.setFastMathFlags(saved);
+    kb_ = nullptr;
+    paramBase_ = 0;
+    replacedArg_ = nullptr;
+    return ok;
   }
 
 private:
@@ -213,7 +251,7 @@ private:
 
   Value *elementPtr(size_t param, DType t, Value *off) {
     llvm::IRBuilder<> &b = kb_->b();
-    return b.CreateGEP(jit::storageType(b.getContext(), t), kb_->param(param), off);
+    return b.CreateGEP(jit::storageType(b.getContext(), t), kb_->param(paramBase_ + param), off);
   }
 
   Value *eval(const ir::Value *v, Ctx &ctx, std::string &error) {
@@ -221,7 +259,9 @@ private:
       return it->second;
     llvm::IRBuilder<> &b = kb_->b();
     Value *r = nullptr;
-    if (!v->def) {
+    if (v == replacedArg_) {
+      r = replacedValue_;
+    } else if (!v->def) {
       unsigned j = v->index;
       r = jit::loadElement(b, v->type.dtype,
                            elementPtr(j, v->type.dtype, ctx.offsets[size_t(inputAccess_[j])]));
@@ -649,9 +689,12 @@ private:
   std::vector<KernelParam> params_;
   std::vector<GpuRef> refs_;
   std::unordered_map<const Operation *, Value *> reduced_;
+  // emitAt: the host kernel's first parameter of ours, the region argument
+  // replaced and its value.
+  size_t paramBase_ = 0;
+  const ir::Value *replacedArg_ = nullptr;
+  Value *replacedValue_ = nullptr;
 };
-
-} // namespace
 
 std::vector<Value *> pointOffsets(llvm::IRBuilder<> &b, Value *index,
                                   const std::vector<int64_t> &shape,
@@ -702,6 +745,36 @@ View View::dense(GpuRef ref, const ir::TensorType &type) {
   v.shape = type.sizes();
   v.strides = rowMajor(v.shape);
   return v;
+}
+
+FusionEpilogue::FusionEpilogue(GpuModule &gm, const Operation &fusion,
+                               const std::vector<View> &inputs, const std::vector<View> &outputs,
+                               const ConstantSink &constants)
+    : noScratch_([](uint64_t) { return GpuRef{}; }),
+      impl_(std::make_unique<FusionEmitter>(gm, fusion, inputs, outputs, constants, noScratch_)) {}
+
+FusionEpilogue::~FusionEpilogue() = default;
+
+bool FusionEpilogue::prepare(std::string &error) {
+  if (!impl_->prepare(error))
+    return false;
+  if (impl_->hasReductions()) {
+    error = "a fusion with reductions is no epilogue";
+    return false;
+  }
+  return true;
+}
+
+const std::vector<KernelParam> &FusionEpilogue::params() const { return impl_->params(); }
+const std::vector<GpuRef> &FusionEpilogue::refs() const { return impl_->refs(); }
+
+bool FusionEpilogue::emitAt(KernelBuilder &kb, size_t first, Value *index, size_t replaced,
+                            Value *value, std::string &error) {
+  return impl_->emitAt(kb, first, index, replaced, value, error);
+}
+
+bool FusionEpilogue::standalone(std::vector<GpuLaunch> &launches, std::string &error) {
+  return impl_->emit(launches, error);
 }
 
 bool emitFusionKernel(GpuModule &gm, const Operation &fusion, const std::vector<View> &inputs,

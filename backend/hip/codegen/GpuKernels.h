@@ -20,7 +20,8 @@
 //   emitIndexCheckKernel  their indices checked, the first one out of
 //                     range written to the program's error record
 //   emitArgReduceKernel  argmax / argmin / prod over the trailing axes
-//   emitGemmKernel    C = A @ B, tiled in work-group memory (GemmKernel.cpp)
+//   emitGemmKernel    C = A @ B, tiled in work-group memory, optionally with
+//                     a FusionEpilogue (bias, activation) (GemmKernel.cpp)
 //   emitConvKernel, emitPoolKernel  conv2d and the pools, direct
 //                     (ConvKernels.cpp)
 #pragma once
@@ -30,6 +31,7 @@
 #include "ir/IR.h"
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,37 @@ bool emitFusionKernel(GpuModule &gm, const ir::Operation &fusion, const std::vec
                       const ScratchSink &scratch, std::vector<GpuLaunch> &launches,
                       std::string &error);
 
+class FusionEmitter;
+
+/// A fusion without reductions computed by another kernel at the points it
+/// produces: the GEMM's epilogue (a bias, an activation), which then writes
+/// the fusion's outputs instead of the product. standalone() makes the
+/// fusion's own kernel, for a runtime whose vendor BLAS writes the product
+/// (the same parameters and constant data).
+class FusionEpilogue {
+public:
+  FusionEpilogue(GpuModule &gm, const ir::Operation &fusion, const std::vector<View> &inputs,
+                 const std::vector<View> &outputs, const ConstantSink &constants);
+  ~FusionEpilogue();
+  /// False, with `error`, for a fusion that cannot be one (reductions).
+  bool prepare(std::string &error);
+  /// Its parameters, which the host kernel appends to its own, and their
+  /// references.
+  const std::vector<KernelParam> &params() const;
+  const std::vector<GpuRef> &refs() const;
+  /// Emits the fusion's outputs at point `index` (row-major over its
+  /// domain) into `kb`, whose parameters from `first` on are params();
+  /// region argument `replaced` is `value` (compute type), not a load.
+  bool emitAt(KernelBuilder &kb, size_t first, llvm::Value *index, size_t replaced,
+              llvm::Value *value, std::string &error);
+  /// The fusion's own kernel.
+  bool standalone(std::vector<GpuLaunch> &launches, std::string &error);
+
+private:
+  ScratchSink noScratch_;
+  std::unique_ptr<FusionEmitter> impl_;
+};
+
 GpuLaunch emitCopyKernel(GpuModule &gm, const View &dst, const View &src);
 /// `value`: the bytes of one element of dst's type.
 GpuLaunch emitFillKernel(GpuModule &gm, const View &dst, const std::string &value);
@@ -88,8 +121,12 @@ GpuLaunch emitIndexCheckKernel(GpuModule &gm, const View &idx, int64_t n, bool f
 /// argmax / argmin (i64 results) or prod over the last `inner` axes of x.
 GpuLaunch emitArgReduceKernel(GpuModule &gm, ir::OpKind kind, const View &out, const View &x,
                               int inner);
-/// The fallback kernel of a Gemm step (`g` describes the product).
-GpuLaunch emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype);
+/// The fallback kernel of a Gemm step (`g` describes the product). With an
+/// epilogue, each element of C (rounded to `dtype`) is the epilogue's
+/// region argument `replaced`, and the epilogue's outputs are stored
+/// instead of C; false (with `error`) when the epilogue cannot be emitted.
+bool emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype, GpuLaunch &launch,
+                    std::string &error, FusionEpilogue *epilogue = nullptr, size_t replaced = 0);
 /// conv2d of NCHW `x` by OIHW `w` (strides, zero padding) into dense `out`.
 GpuLaunch emitConvKernel(GpuModule &gm, const View &out, const View &x, const View &w, int64_t sh,
                          int64_t sw, int64_t ph, int64_t pw);

@@ -5,6 +5,7 @@
 #include "backend/hip/codegen/GpuKernels.h"
 #include "backend/hip/codegen/ScratchPlan.h"
 #include "backend/runtime/DeviceBackend.h"
+#include "ir/passes/FusionDomain.h"
 #include "stdlib/Registry.h"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <numeric>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace mdl::backend::hip {
 
@@ -20,6 +22,10 @@ using namespace ir;
 namespace {
 
 std::string shapeText(const TensorType &t) { return t.str(); }
+
+/// The most operations a product's epilogue may have: each thread computes
+/// it inline for its 16 outputs.
+constexpr size_t kMaxEpilogueOps = 8;
 
 class Lowering;
 using LowerFn = bool (Lowering::*)(const Operation &, std::string &);
@@ -80,9 +86,14 @@ public:
           !stdlib::isView(v->def->kind) && !outputOf_.count(v))
         outputOf_.emplace(v, uint32_t(k));
     }
+    for (auto &op : region_.ops)
+      for (const Value *v : op->operands)
+        uses_[v].push_back(op.get());
     for (auto &op : region_.ops) {
       if (op.get() == y)
         break;
+      if (inEpilogue_.count(op.get()))
+        continue; // computed by the product before it
       current_ = op.get();
       LowerFn fn = loweringTable().find(op->kind);
       if (!fn) {
@@ -249,7 +260,7 @@ public:
     return true;
   }
 
-  bool lowerMatmul(const Operation &op, std::string &) {
+  bool lowerMatmul(const Operation &op, std::string &error) {
     DType t = op.result()->type.dtype;
     View a = views_.at(op.operands[0]), b = views_.at(op.operands[1]);
     bool aVec = a.shape.size() == 1, bVec = b.shape.size() == 1;
@@ -355,13 +366,67 @@ public:
     g.c = c.ref;
     g.ldc = n;
     g.strideC = m * n;
-    g.fallback = emitGemmKernel(gm_, g, t);
     GpuStep s;
     s.kind = GpuStep::Kind::Gemm;
-    s.gemm = g;
     s.what = "matmul " + shapeText(op.operands[0]->type) + " x " + shapeText(op.operands[1]->type);
+    const Operation *epi = aVec || bVec ? nullptr : epilogueOf(op);
+    if (epi) {
+      // The fusion after the product (a bias, an activation) in the
+      // fallback kernel, and as a kernel of its own after a vendor BLAS.
+      std::vector<View> in, out;
+      size_t replaced = 0;
+      for (size_t i = 0; i < epi->operands.size(); ++i) {
+        if (epi->operands[i] == op.result())
+          replaced = i;
+        in.push_back(epi->operands[i] == op.result() ? c : views_.at(epi->operands[i]));
+      }
+      for (auto &r : epi->results)
+        out.push_back(result(*epi, r.get()));
+      ConstantSink sink = [this](const std::string &bytes) { return constant(bytes); };
+      FusionEpilogue fe(gm_, *epi, in, out, sink);
+      std::vector<GpuLaunch> alone;
+      if (!fe.prepare(error) || !emitGemmKernel(gm_, g, t, g.fallback, error, &fe, replaced) ||
+          !fe.standalone(alone, error))
+        return false;
+      g.hasEpilogue = true;
+      g.epilogue = alone.at(0);
+      inEpilogue_.insert(epi);
+      size_t members = epi->regions[0]->ops.size() - 1;
+      s.what += " + fusion of " + std::to_string(members) + " operation" +
+                (members == 1 ? "" : "s");
+    } else if (!emitGemmKernel(gm_, g, t, g.fallback, error)) {
+      return false;
+    }
+    s.gemm = g;
     addStep(std::move(s));
     return true;
+  }
+
+  /// The fusion computed from a product's result alone, if it can be the
+  /// product's epilogue: the result's only user, element-wise over the
+  /// result's shape (no reductions), small (each thread computes it for
+  /// its 16 outputs, inline), reading the result once and otherwise only
+  /// values computed before the product; the result is not yielded.
+  const Operation *epilogueOf(const Operation &mm) const {
+    const Value *c = mm.result();
+    auto it = uses_.find(c);
+    if (it == uses_.end() || it->second.size() != 1 || outputOf_.count(c))
+      return nullptr;
+    const Operation *f = it->second[0];
+    if (f->kind != OpKind::Fusion || f->regions.empty() ||
+        f->regions[0]->ops.size() > kMaxEpilogueOps + 1 ||
+        std::count(f->operands.begin(), f->operands.end(), c) != 1)
+      return nullptr;
+    for (const Value *v : f->operands)
+      if (v != c && !views_.count(v))
+        return nullptr;
+    for (auto &r : f->results)
+      if (r->type.numElements() == 0)
+        return nullptr;
+    auto dom = passes::fusionDomain(*f);
+    if (!dom || dom->hasReductions || dom->dims != c->type.sizes())
+      return nullptr;
+    return f;
   }
 
   // concat and stack: each operand copied into its part of the result.
@@ -652,6 +717,9 @@ private:
       fn(s.gemm.c);
       for (GpuRef &r : s.gemm.fallback.args)
         fn(r);
+      if (s.gemm.hasEpilogue)
+        for (GpuRef &r : s.gemm.epilogue.args)
+          fn(r);
       break;
     case GpuStep::Kind::Copy:
       fn(s.copy.dst);
@@ -688,6 +756,8 @@ private:
   std::vector<bool> placed_;
   const Operation *current_ = nullptr;
   std::optional<uint32_t> errorSlot_;
+  std::unordered_map<const Value *, std::vector<const Operation *>> uses_;
+  std::unordered_set<const Operation *> inEpilogue_; // fusions a product computes
 };
 
 LoweringTable::LoweringTable() : fns_(size_t(kNumOpKinds), nullptr) {

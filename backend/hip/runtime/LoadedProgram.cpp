@@ -152,6 +152,9 @@ Error LoadedProgram::prepare() {
                          : s.kind == GpuStep::Kind::Gemm ? &s.gemm.fallback
                                                          : nullptr;
     tags_.push_back(l ? device_.stats.row(p.kernels[l->kernel].name, s.what) : -1);
+    bool epilogue = s.kind == GpuStep::Kind::Gemm && s.gemm.hasEpilogue;
+    epilogueTags_.push_back(
+        epilogue ? device_.stats.row(p.kernels[s.gemm.epilogue.kernel].name, s.what) : -1);
   }
   if (p.scratchBytes) {
     auto m = device_.alloc(p.scratchBytes);
@@ -337,6 +340,9 @@ Error LoadedProgram::runStep(const GpuStep &s, size_t index) {
     if (!*taken)
       return launch(g.fallback, tags_[index]);
     device_.stats.launched(tag);
+    // The BLAS wrote C; the epilogue the fallback would have fused runs now.
+    if (g.hasEpilogue)
+      return launch(g.epilogue, epilogueTags_[index]);
     return Error::success();
   }
   case GpuStep::Kind::Copy:

@@ -47,6 +47,7 @@ private:
   std::unique_ptr<GpuModule> module_;
   std::vector<void *> kernels_;      // by GpuProgram::kernels index
   std::vector<int> tags_;            // each step's statistics row
+  std::vector<int> epilogueTags_;    // a Gemm step's epilogue's row (-1: none)
   DeviceMemory scratch_, constants_; // address 0 when empty
   // The current run's buffers.
   std::vector<DeviceRef> inputs_, outputs_;
