@@ -418,8 +418,8 @@ private:
 
   // Accumulates x over [from, to) of the row at `rowOffs` (stride kBlock
   // from from + tid) into the thread's accumulator; false on an error.
-  bool accumulate(const Operation &r, Value *var, const std::vector<Value *> &rowOffs,
-                  Value *from, Value *to, std::string &error) {
+  bool accumulate(const Operation &r, Value *var, const std::vector<Value *> &rowOffs, Value *from,
+                  Value *to, std::string &error) {
     llvm::IRBuilder<> &b = kb_->b();
     std::vector<int64_t> innerShape(cd_.begin() + long(nOuter_), cd_.end());
     auto innerStrides = stridesOver(nOuter_, nOuter_ + nInner_);
@@ -605,12 +605,11 @@ private:
       // as the rows kernel's: PoCL wants barriers inside a loop).
       kb.forEachRow(rows * parts, rows * parts, [&](Value *w) {
         Value *row = b.CreateUDiv(w, b.getInt64(uint64_t(parts)));
-        Value *from = b.CreateMul(b.CreateURem(w, b.getInt64(uint64_t(parts))),
-                                  b.getInt64(uint64_t(piece)));
-        Value *to = b.CreateSelect(b.CreateICmpULT(b.CreateAdd(from, b.getInt64(uint64_t(piece))),
-                                                   b.getInt64(uint64_t(n))),
-                                   b.CreateAdd(from, b.getInt64(uint64_t(piece))),
-                                   b.getInt64(uint64_t(n)));
+        Value *k64n = b.getInt64(uint64_t(n));
+        Value *from =
+            b.CreateMul(b.CreateURem(w, b.getInt64(uint64_t(parts))), b.getInt64(uint64_t(piece)));
+        Value *end = b.CreateAdd(from, b.getInt64(uint64_t(piece)));
+        Value *to = b.CreateSelect(b.CreateICmpULT(end, k64n), end, k64n);
         std::vector<Value *> rowOffs = pointOffsets(b, row, outerShape, outerStrides);
         for (size_t q = 0; q < reds.size() && ok; ++q) {
           const Operation &r = *reds[q];

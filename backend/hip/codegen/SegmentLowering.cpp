@@ -392,8 +392,8 @@ public:
       g.epilogue = alone.at(0);
       inEpilogue_.insert(epi);
       size_t members = epi->regions[0]->ops.size() - 1;
-      s.what += " + fusion of " + std::to_string(members) + " operation" +
-                (members == 1 ? "" : "s");
+      s.what +=
+          " + fusion of " + std::to_string(members) + " operation" + (members == 1 ? "" : "s");
     } else if (!emitGemmKernel(gm_, g, t, g.fallback, error)) {
       return false;
     }
