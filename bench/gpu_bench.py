@@ -3,6 +3,8 @@
 
   bench/gpu_bench.py [--mdl build/bin/mdl] [--gpu-runtime auto|hip|cuda|opencl]
                      [--size full|small] [--rounds 3] [--bandwidth GB/S] [--out FILE.md]
+                     [--workloads mlp,transformer,gemm,chain,reduce]
+                     [--baseline-hip-library OLD/libmdl_hip.so]
 
 Workloads (bench/workloads.py's programs, their `main` placed `on` a hip
 device; weights are replicated to the device once, at load):
@@ -18,6 +20,18 @@ device; weights are replicated to the device once, at load):
                GB/s, else measured as a device-to-device copy through PyTorch
                where it has the GPU, else NumPy's host copy (PoCL's memory is
                the host's)
+  dense        relu(x @ w + b) with x, w and b the program's inputs (one
+               segment), x 4096 x 4096 (--size small: 512 x 512): a product
+               with a bias and an activation as its epilogue (one kernel
+               with mdl's own GEMM; after a vendor BLAS, one more)
+  reduce       sum(x * x) + max(x) over all 16M floats of x (--size small:
+               4M): the reductions of a few long rows, over many work-groups
+               and a second pass
+
+--baseline-hip-library names the libmdl_hip.so of another build (the GPU
+code generator and runtime before a change, the same mdl): every
+measurement is made with it too, interleaved in the same rounds, and the
+report gives both and their ratio (this build / the baseline).
 
 Each workload runs as `mdl run FILE --gpu-runtime=R --fallback=error --repeat
 N`, in fresh processes per round (rounds interleave the workloads); the
@@ -50,7 +64,8 @@ sys.path.insert(0, HERE)
 import workloads as W  # noqa: E402
 
 PY = "/usr/bin/python3"
-SIZES = {"full": {"gemm": 4096, "chain": 1 << 24}, "small": {"gemm": 256, "chain": 1 << 20}}
+SIZES = {"full": {"gemm": 4096, "chain": 1 << 24, "reduce": 1 << 24, "dense": 4096},
+         "small": {"gemm": 256, "chain": 1 << 20, "reduce": 1 << 22, "dense": 512}}
 NO_VENDOR_BLAS = {"MDL_CUBLAS_LIBRARY": "/nonexistent/libcublas.so",
                   "MDL_ROCBLAS_LIBRARY": "/nonexistent/librocblas.so",
                   "MDL_HIPBLAS_LIBRARY": "/nonexistent/libhipblas.so"}
@@ -107,6 +122,19 @@ def write_work(work, size):
     text("chain.mdl", on_gpu(W.chain_program(n)))
     np.save(os.path.join(work, "chain_x.npy"), W.chain_input(n))
     text("gemm.mdl", gemm_program(SIZES[size]["gemm"]))
+    n = SIZES[size]["dense"]
+    text("dense.mdl", on_gpu("# A layer with its weights as inputs (bench/gpu_bench.py).\n"
+                             "fn main(x: f32[%d, %d], w: f32[%d, %d], b: f32[%d]) -> f32[%d, %d] {\n"
+                             "  return relu(x @ w + b)\n}\n" % (n, n, n, n, n, n, n)))
+    rng = np.random.default_rng(7)
+    for name, shape in (("x", (n, n)), ("w", (n, n)), ("b", (n,))):
+        np.save(os.path.join(work, "dense_%s.npy" % name),
+                (rng.standard_normal(shape) * 0.05).astype(np.float32))
+    n = SIZES[size]["reduce"]
+    text("reduce.mdl", on_gpu("# Reductions over every element (bench/gpu_bench.py).\n"
+                              "fn main(x: f32[%d]) -> f32 {\n"
+                              "  return sum(x * x) + max(x)\n}\n" % n))
+    np.save(os.path.join(work, "reduce_x.npy"), W.chain_input(n))
 
 
 WORKLOADS = {
@@ -115,6 +143,8 @@ WORKLOADS = {
     "transformer": ("transformer.mdl", ["x=tf_x.npy"], 10),
     "gemm": ("gemm.mdl", [], 10),
     "chain": ("chain.mdl", ["x=chain_x.npy"], 20),
+    "dense": ("dense.mdl", ["x=dense_x.npy", "w=dense_w.npy", "b=dense_b.npy"], 10),
+    "reduce": ("reduce.mdl", ["x=reduce_x.npy"], 20),
 }
 
 
@@ -250,7 +280,9 @@ def main():
     ap.add_argument("--size", choices=["full", "small"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--bandwidth", type=float, help="the device's memory bandwidth, GB/s")
-    ap.add_argument("--workloads", default="mlp,transformer,gemm,chain")
+    ap.add_argument("--workloads", default="mlp,transformer,gemm,chain,dense,reduce")
+    ap.add_argument("--baseline-hip-library",
+                    help="another build's libmdl_hip.so, measured in the same rounds")
     ap.add_argument("--work")
     ap.add_argument("--out", help="also write the report here (markdown)")
     ap.add_argument("--peer", help=argparse.SUPPRESS)
@@ -268,11 +300,16 @@ def main():
     pocl = a.gpu_runtime == "opencl"
 
     rounds = {n: [] for n in names}
+    base_rounds = {n: [] for n in names}
+    base_env = {"MDL_HIP_LIBRARY": os.path.abspath(a.baseline_hip_library)} \
+        if a.baseline_hip_library else None
     own_gemm = []
     for r in range(a.rounds):
         print("round %d of %d" % (r + 1, a.rounds), file=sys.stderr)
         for n in names:
             rounds[n].append(measure(mdl, work, n, a.gpu_runtime))
+            if base_env:
+                base_rounds[n].append(measure(mdl, work, n, a.gpu_runtime, base_env))
             if n == "gemm" and not pocl:
                 own_gemm.append(measure(mdl, work, n, a.gpu_runtime, NO_VENDOR_BLAS))
     med = {n: median_of(v) for n, v in rounds.items()}
@@ -306,7 +343,9 @@ def main():
     labels = {"mlp": "MLP 784-1024-1024-10, batch 64",
               "transformer": "transformer encoder layer (d 256, seq 128, batch 8)",
               "gemm": "GEMM %d^3 f32" % SIZES[size]["gemm"],
-              "chain": "100 element-wise ops, %d floats" % SIZES[size]["chain"]}
+              "chain": "100 element-wise ops, %d floats" % SIZES[size]["chain"],
+              "dense": "relu(x @ w + b), %d^2 inputs" % SIZES[size]["dense"],
+              "reduce": "sum(x * x) + max(x) over %d floats" % SIZES[size]["reduce"]}
     for n in names:
         m = med[n]
         peer = peers.get(n, {})
@@ -317,6 +356,20 @@ def main():
             fmt(pt, "us") if pt else "n/a" + (" (%s)" % peer["error"] if "error" in peer else ""),
             "%.2f" % (m["wall_us"] / pt) if pt else "n/a"))
     L.append("")
+    if base_env:
+        base = {n: median_of(v) for n, v in base_rounds.items()}
+        L.append("Against the baseline `%s` (same rounds, interleaved):" % a.baseline_hip_library)
+        L.append("")
+        L.append("| workload | wall per call | baseline | ratio | kernel time per call | baseline "
+                 "| ratio | launches per call (baseline) |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for n in names:
+            m, b = med[n], base[n]
+            L.append("| %s | %s | %s | %.2f | %s | %s | %.2f | %.1f (%.1f) |" % (
+                labels[n], fmt(m["wall_us"], "us"), fmt(b["wall_us"], "us"),
+                m["wall_us"] / b["wall_us"], fmt(m["kernel_us"], "us"), fmt(b["kernel_us"], "us"),
+                m["kernel_us"] / b["kernel_us"], m["launches"], b["launches"]))
+        L.append("")
     if "gemm" in names:
         g = SIZES[size]["gemm"]
         flops = 2.0 * g ** 3

@@ -16,7 +16,23 @@ namespace mdl::backend::hip {
 namespace {
 
 constexpr char kMagic[8] = {'M', 'D', 'L', 'G', 'P', 'U', '\0', '\x01'};
-constexpr uint32_t kVersion = 1;
+// 2: the error record (GpuProgram::errorOffset, GpuStep::error), Gemm
+// epilogues and the checksum.
+constexpr uint32_t kVersion = 2;
+// The checksum (after the version) covers every byte after it: damaged code
+// is refused here rather than handed to a driver's compiler (PoCL's LLVM 15
+// crashes on some damaged bitcode).
+constexpr size_t kHeaderBytes = sizeof kMagic + sizeof(uint32_t) + sizeof(uint64_t);
+
+/// FNV-1a, 64 bits.
+uint64_t checksum(const char *p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= uint8_t(p[i]);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
 // Bounds that no program comes near; they keep a damaged count from
 // asking for gigabytes before the bytes run out.
 constexpr uint64_t kMaxCount = uint64_t(1) << 24;
@@ -208,9 +224,21 @@ bool validate(const GpuProgram &p, std::string &error) {
       error = "kernel '" + k.name + "' has no name or an empty block";
       return false;
     }
+  if (p.errorOffset != -1 &&
+      (p.errorOffset < 0 || p.errorOffset % 8 != 0 || uint64_t(p.errorOffset) > p.scratchBytes ||
+       p.scratchBytes - uint64_t(p.errorOffset) < sizeof(GpuErrorRecord))) {
+    error = "the error record at scratch offset " + std::to_string(p.errorOffset) +
+            " is not inside " + std::to_string(p.scratchBytes) +
+            " bytes of scratch (or not aligned)";
+    return false;
+  }
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const GpuStep &s = p.steps[i];
     std::string where = "step " + std::to_string(i);
+    if (!s.error.empty() && (s.kind != GpuStep::Kind::Launch || p.errorOffset < 0)) {
+      error = where + ": an error message on a step that cannot report one";
+      return false;
+    }
     bool ok = true;
     switch (s.kind) {
     case GpuStep::Kind::Launch:
@@ -218,7 +246,8 @@ bool validate(const GpuProgram &p, std::string &error) {
       break;
     case GpuStep::Kind::Gemm:
       ok = checkRef(s.gemm.a, where) && checkRef(s.gemm.b, where) && checkRef(s.gemm.c, where) &&
-           checkLaunch(s.gemm.fallback, where);
+           checkLaunch(s.gemm.fallback, where) &&
+           (!s.gemm.hasEpilogue || checkLaunch(s.gemm.epilogue, where));
       break;
     case GpuStep::Kind::Copy:
       ok = checkRef(s.copy.dst, where) && checkRef(s.copy.src, where);
@@ -236,6 +265,7 @@ std::string GpuProgram::serialize() const {
   Writer w;
   w.raw(kMagic, sizeof kMagic);
   w.num<uint32_t>(kVersion);
+  w.num<uint64_t>(0); // the checksum, below
   w.str(target);
   w.num<uint8_t>(uint8_t(codeFormat));
   w.str(code);
@@ -253,6 +283,7 @@ std::string GpuProgram::serialize() const {
   for (const GpuTensor &t : outputs)
     w.tensor(t);
   w.num<uint64_t>(scratchBytes);
+  w.num<int64_t>(errorOffset);
   w.str(constants);
   w.num<uint64_t>(steps.size());
   for (const GpuStep &s : steps) {
@@ -260,6 +291,7 @@ std::string GpuProgram::serialize() const {
     w.num<uint32_t>(s.line);
     w.num<uint32_t>(s.column);
     w.str(s.what);
+    w.str(s.error);
     switch (s.kind) {
     case GpuStep::Kind::Launch:
       w.launch(s.launch);
@@ -275,6 +307,9 @@ std::string GpuProgram::serialize() const {
       w.ref(g.b);
       w.ref(g.c);
       w.launch(g.fallback);
+      w.num<uint8_t>(g.hasEpilogue);
+      if (g.hasEpilogue)
+        w.launch(g.epilogue);
       break;
     }
     case GpuStep::Kind::Copy:
@@ -284,6 +319,8 @@ std::string GpuProgram::serialize() const {
       break;
     }
   }
+  uint64_t sum = checksum(w.out.data() + kHeaderBytes, w.out.size() - kHeaderBytes);
+  std::memcpy(w.out.data() + kHeaderBytes - sizeof sum, &sum, sizeof sum);
   return std::move(w.out);
 }
 
@@ -298,6 +335,12 @@ std::optional<GpuProgram> GpuProgram::parse(const void *data, size_t size, std::
   if (r.ok() && version != kVersion) {
     error = "a GPU program of version " + std::to_string(version) + " (this mdl reads version " +
             std::to_string(kVersion) + ")";
+    return std::nullopt;
+  }
+  uint64_t sum = r.num<uint64_t>();
+  if (r.ok() &&
+      sum != checksum(static_cast<const char *>(data) + kHeaderBytes, size - kHeaderBytes)) {
+    error = "damaged GPU program: its checksum does not match its bytes";
     return std::nullopt;
   }
   GpuProgram p;
@@ -323,6 +366,7 @@ std::optional<GpuProgram> GpuProgram::parse(const void *data, size_t size, std::
   for (uint64_t i = 0; r.ok() && i < no; ++i)
     p.outputs.push_back(r.tensor());
   p.scratchBytes = r.num<uint64_t>();
+  p.errorOffset = r.num<int64_t>();
   p.constants = r.str();
   uint64_t ns = r.count();
   for (uint64_t i = 0; r.ok() && i < ns; ++i) {
@@ -336,6 +380,7 @@ std::optional<GpuProgram> GpuProgram::parse(const void *data, size_t size, std::
     s.line = r.num<uint32_t>();
     s.column = r.num<uint32_t>();
     s.what = r.str();
+    s.error = r.str();
     switch (s.kind) {
     case GpuStep::Kind::Launch:
       s.launch = r.launch();
@@ -352,6 +397,9 @@ std::optional<GpuProgram> GpuProgram::parse(const void *data, size_t size, std::
       g.b = r.ref();
       g.c = r.ref();
       g.fallback = r.launch();
+      g.hasEpilogue = r.num<uint8_t>() != 0;
+      if (g.hasEpilogue)
+        g.epilogue = r.launch();
       break;
     }
     case GpuStep::Kind::Copy:
@@ -373,6 +421,23 @@ std::optional<GpuProgram> GpuProgram::parse(const void *data, size_t size, std::
     return std::nullopt;
   }
   return p;
+}
+
+std::string gpuErrorMessage(const GpuProgram &p, const GpuErrorRecord &record) {
+  if (record.stepPlusOne == 0)
+    return "";
+  uint64_t step = uint64_t(record.stepPlusOne) - 1;
+  if (step >= p.steps.size() || p.steps[step].error.empty())
+    return "the GPU program's error record names step " + std::to_string(step) +
+           ", which reports no error (a damaged program?)";
+  const GpuStep &s = p.steps[step];
+  std::string msg = s.error;
+  size_t at = msg.find("{}");
+  if (at != std::string::npos)
+    msg.replace(at, 2, std::to_string(record.value));
+  if (s.line)
+    msg = std::to_string(s.line) + ":" + std::to_string(s.column) + ": " + msg;
+  return msg;
 }
 
 const char *codeSuffix(GpuCodeFormat f) {
@@ -397,6 +462,8 @@ std::string gpuProgramManifest(const GpuProgram &p) {
   j["code_bytes"] = p.code.size();
   j["scratch_bytes"] = p.scratchBytes;
   j["constant_bytes"] = p.constants.size();
+  if (p.errorOffset >= 0)
+    j["error_record"] = p.errorOffset;
   j["inputs"] = json::array();
   for (const GpuTensor &t : p.inputs)
     j["inputs"].push_back(tensor(t));
@@ -414,6 +481,8 @@ std::string gpuProgramManifest(const GpuProgram &p) {
   j["steps"] = json::array();
   for (const GpuStep &s : p.steps) {
     json e{{"line", s.line}, {"column", s.column}, {"what", s.what}};
+    if (!s.error.empty())
+      e["error"] = s.error;
     switch (s.kind) {
     case GpuStep::Kind::Launch:
       e["kind"] = "launch";
@@ -424,6 +493,8 @@ std::string gpuProgramManifest(const GpuProgram &p) {
       e["gemm"] = {{"m", s.gemm.m}, {"n", s.gemm.n}, {"k", s.gemm.k}, {"batch", s.gemm.batch},
                    {"trans_a", s.gemm.transA}, {"trans_b", s.gemm.transB}};
       e["fallback"] = launch(s.gemm.fallback);
+      if (s.gemm.hasEpilogue)
+        e["epilogue"] = launch(s.gemm.epilogue);
       break;
     case GpuStep::Kind::Copy:
       e["kind"] = "copy";

@@ -15,6 +15,12 @@
 //   - OpenCL (spir64): two parameters, the buffer object (cl_mem) and the
 //     byte offset as an i64, which the kernel adds itself;
 //   - an Int64 reference is one i64 parameter everywhere.
+// Errors found by kernels (an index out of range) go to the program's error
+// record, 16 bytes of its scratch memory (GpuErrorRecord): a kernel of step
+// s that finds one writes the offending value, then s + 1, unless the record
+// already holds an error (the first one wins). A runtime reads the record
+// when the run's steps are done and reports the step's message (its
+// `error`, "{}" replaced by the value) at the step's line.
 // The byte form (serialize/parse) is versioned and parse() checks every
 // count, index and offset, so a damaged artifact is an error, not a crash.
 #pragma once
@@ -70,7 +76,10 @@ struct GpuLaunch {
 /// (mdl_dtype; halves accumulate in f32), A m x k (k x m when transA), B
 /// k x n (n x k when transB), leading dimensions and batch strides in
 /// elements. A runtime with a vendor BLAS may run it there; otherwise it
-/// runs `fallback`, mdl's own kernel for the same product.
+/// runs `fallback`, mdl's own kernel for the same product. With an
+/// epilogue (element-wise operations of C, a bias and an activation), the
+/// fallback computes them too, and a runtime that runs the product on its
+/// BLAS launches `epilogue` after it (reading C).
 struct GpuGemm {
   int32_t dtype = 0;
   bool transA = false, transB = false;
@@ -78,6 +87,8 @@ struct GpuGemm {
   int64_t batch = 1, strideA = 0, strideB = 0, strideC = 0;
   GpuRef a, b, c;
   GpuLaunch fallback;
+  bool hasEpilogue = false;
+  GpuLaunch epilogue;
 };
 
 /// `bytes` bytes from `src` to `dst` within the device.
@@ -95,10 +106,24 @@ struct GpuStep {
   /// What it computes, for --timings and messages ("fusion of 12
   /// operations", "matmul f32[64, 256] x f32[256, 256]").
   std::string what;
+  /// Kind::Launch whose kernel may write the error record: the message of
+  /// that error, "{}" standing for the recorded value ("index {} is out of
+  /// range for axis 0 with size 5"); empty for every other step.
+  std::string error;
   GpuLaunch launch; // Kind::Launch
   GpuGemm gemm;     // Kind::Gemm
   GpuCopy copy;     // Kind::Copy
 };
+
+/// The error record in scratch memory (GpuProgram::errorOffset), as kernels
+/// write it: the failing step's index plus one (0: no error), then the
+/// value the step's message names.
+struct GpuErrorRecord {
+  uint32_t stepPlusOne = 0;
+  uint32_t unused = 0;
+  int64_t value = 0;
+};
+static_assert(sizeof(GpuErrorRecord) == 16, "the record's layout is part of the format");
 
 /// The element type (mdl_dtype) and shape of a segment input or output.
 struct GpuTensor {
@@ -113,6 +138,10 @@ struct GpuProgram {
   std::vector<GpuKernel> kernels;
   std::vector<GpuTensor> inputs, outputs;
   uint64_t scratchBytes = 0;
+  /// The error record's byte offset in scratch memory (8-byte aligned), or
+  /// -1 when no step writes one. Zero at load; a runtime reads it at the
+  /// end of every run and zeroes it again after an error.
+  int64_t errorOffset = -1;
   std::string constants; // bytes, copied to the device at load
   std::vector<GpuStep> steps;
 
@@ -124,6 +153,11 @@ struct GpuProgram {
   /// outside scratch or constant memory).
   static std::optional<GpuProgram> parse(const void *data, size_t size, std::string &error);
 };
+
+/// The message of the error `record` holds (empty when it holds none): the
+/// failing step's "LINE:COL: " and its message with the value, or what is
+/// wrong with a record that names no step with a message.
+std::string gpuErrorMessage(const GpuProgram &p, const GpuErrorRecord &record);
 
 /// A program as an artifact (it owns its bytes).
 class GpuArtifact : public Artifact {

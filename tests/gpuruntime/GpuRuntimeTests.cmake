@@ -54,6 +54,31 @@ add_test(NAME gpu.random_programs
 set_tests_properties(gpu.random_programs PROPERTIES LABELS gpu ENVIRONMENT "POCL_DEVICES=pthread"
                      FAIL_REGULAR_EXPRESSION "FAIL:" SKIP_RETURN_CODE 77 TIMEOUT 1800)
 
+# The same generator with bf16 and f16 values (--dtype): halves computed in
+# f32 between widening loads and rounding stores on the GPU, within a few
+# units of the half's last place of the interpreter's per-operation
+# rounding on the CPU.
+add_test(NAME gpu.random_programs_bf16
+         COMMAND ${MDL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/jit/random_programs.py
+                 --mdl $<TARGET_FILE:mdl> --count 30 --seed 1 --dtype bf16 --place hip
+                 --gpu-runtime opencl)
+add_test(NAME gpu.random_programs_f16
+         COMMAND ${MDL_PYTHON} ${CMAKE_SOURCE_DIR}/tests/jit/random_programs.py
+                 --mdl $<TARGET_FILE:mdl> --count 20 --seed 101 --dtype f16 --place hip
+                 --gpu-runtime opencl)
+set_tests_properties(gpu.random_programs_bf16 gpu.random_programs_f16 PROPERTIES LABELS gpu
+                     ENVIRONMENT "POCL_DEVICES=pthread" FAIL_REGULAR_EXPRESSION "FAIL:"
+                     SKIP_RETURN_CODE 77 TIMEOUT 1800)
+
+# gather, embedding and dynamic_index with indices out of range on PoCL, on
+# both backends: E0405 at the operation with the CPU kernel's message, the
+# first failing index and operation (the program's error record).
+add_test(NAME gpu.index_errors
+         COMMAND ${MDL_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/gpuruntime/index_errors.py
+                 --mdl $<TARGET_FILE:mdl>)
+set_tests_properties(gpu.index_errors PROPERTIES LABELS gpu ENVIRONMENT "POCL_DEVICES=pthread"
+                     FAIL_REGULAR_EXPRESSION "FAIL:" SKIP_RETURN_CODE 77 TIMEOUT 900)
+
 # hip devices where the GPU, its driver or its API is missing: reasons,
 # E0403 or the CPU with N0803, never a crash (runs on every machine).
 add_test(NAME gpu.absent_gpus

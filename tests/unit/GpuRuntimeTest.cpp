@@ -77,7 +77,7 @@ GpuStep launchStep(uint32_t kernel, uint32_t gridX, std::vector<GpuRef> args, ui
   return s;
 }
 
-enum : uint32_t { kAdd, kScale, kMatmul, kSum64 };
+enum : uint32_t { kAdd, kScale, kMatmul, kSum64, kReport };
 
 /// The program every run test uses, on inputs a: f32[8, 16], b: f32[16, 4],
 /// v: f32[128]; outputs:
@@ -93,7 +93,8 @@ GpuProgram testProgram() {
   p.kernels = {{"add", {64, 1, 1}, 0},
                {"scale", {64, 1, 1}, 0},
                {"matmul", {4, 4, 1}, 0},
-               {"sum64", {64, 1, 1}, 256}};
+               {"sum64", {64, 1, 1}, 256},
+               {"report", {1, 1, 1}, 0}};
   p.inputs = {{MDL_F32, {8, 16}}, {MDL_F32, {16, 4}}, {MDL_F32, {128}}};
   p.outputs = {{MDL_F32, {8, 4}}, {MDL_F32, {128}}, {MDL_F32, {2}}, {MDL_F32, {128}}};
   p.scratchBytes = 1024;
@@ -310,6 +311,21 @@ struct ProgramBuffers {
   }
 };
 
+/// The header of a program's bytes: magic, version, checksum.
+constexpr size_t kHeader = 8 + 4 + 8;
+
+/// `bytes` with the checksum (FNV-1a of what follows the header) made to
+/// match them, so that parse()'s own checks see the damage.
+std::string resealed(std::string bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = kHeader; i < bytes.size(); ++i) {
+    h ^= uint8_t(bytes[i]);
+    h *= 0x100000001b3ull;
+  }
+  std::memcpy(bytes.data() + kHeader - 8, &h, 8);
+  return bytes;
+}
+
 mdl_program *load(mdl_device *dev, const std::string &bytes) {
   mdl_artifact a{kGpuProgramFormat, bytes.data(), bytes.size()};
   return rt().load(dev, &a);
@@ -370,16 +386,27 @@ TEST_F(OpenClTest, DamagedProgramsAreErrors) {
   std::string good = testProgram().serialize();
   for (size_t cut : {size_t(9), good.size() / 3, good.size() - 1})
     refused(good.substr(0, cut), "damaged GPU program");
-  refused(good + "x", "trailing bytes");
-  // Random bytes after a valid header: an error or a load, never a crash.
+  // Any byte changed after the header: the checksum (which keeps damaged
+  // code from the driver's compiler).
+  for (size_t at : {size_t(12), size_t(25), good.size() / 2, good.size() - 1}) {
+    std::string bytes = good;
+    bytes[at] = char(bytes[at] ^ 0x20);
+    refused(bytes, "damaged GPU program: its checksum does not match its bytes");
+  }
+  refused(good + "x", "its checksum does not match");
+  // Past the checksum, parse() validates every count, index and offset:
+  // bytes changed after the code, with the checksum made right again, are
+  // an error or a load, never a crash.
+  refused(resealed(good + "x"), "trailing bytes");
+  size_t codeEnd = kHeader + 8 + 6 + 1 + 8 + bitcode().size(); // target "spir64", the code
   for (unsigned seed = 1; seed <= 200; ++seed) {
     std::string bytes = good;
     unsigned x = seed;
     for (int i = 0; i < 8; ++i) {
       x = x * 1103515245 + 12345;
-      bytes[12 + (x >> 8) % (bytes.size() - 12)] = char(x >> 16);
+      bytes[codeEnd + (x >> 8) % (bytes.size() - codeEnd)] = char(x >> 16);
     }
-    mdl_program *p = load(dev, bytes);
+    mdl_program *p = load(dev, resealed(bytes));
     if (p)
       rt().unload(dev, p);
   }
@@ -397,6 +424,10 @@ TEST_F(OpenClTest, DamagedProgramsAreErrors) {
   GpuProgram gemm = testProgram();
   gemm.steps[0].gemm.k = 17;
   refused(gemm.serialize(), "step 0: a product of 8x17 by 17x4");
+  GpuProgram epilogue = testProgram();
+  epilogue.steps[0].gemm.hasEpilogue = true;
+  epilogue.steps[0].gemm.epilogue.kernel = 99;
+  refused(epilogue.serialize(), "step 0: kernel 99 does not exist");
   GpuProgram kernel = testProgram();
   kernel.kernels[1].name = "missing";
   refused(kernel.serialize(), "kernel 'missing'");
@@ -441,6 +472,81 @@ TEST_F(OpenClTest, RunErrorsNameTheStepsLine) {
   EXPECT_NE(rt().run(dev, p, stray.data(), 3, bufs.outBufs.data(), 4), 0);
   EXPECT_NE(lastError().find("input 2: address"), std::string::npos) << lastError();
   rt().unload(dev, p);
+}
+
+/// A program whose two steps check x[0] and x[1] (x: i64[2]) and report a
+/// negative one through the error record, at lines 20 and 21.
+GpuProgram reportingProgram() {
+  GpuProgram p = testProgram();
+  p.inputs = {{MDL_I64, {2}}};
+  p.outputs = {};
+  p.scratchBytes = 256;
+  p.errorOffset = 128;
+  p.steps.clear();
+  GpuRef record = scratch(128);
+  p.steps.push_back(launchStep(kReport, 1, {in(0), record, i64(0)}, 20, "check x[0]"));
+  p.steps.back().error = "x[0] is {}, below zero";
+  p.steps.push_back(launchStep(kReport, 1, {in(0, 8), record, i64(1)}, 21, "check x[1]"));
+  p.steps.back().error = "x[1] is {}, below zero";
+  return p;
+}
+
+TEST_F(OpenClTest, KernelErrorsAreReportedAtTheStepsLine) {
+  void *x = alloc(16);
+  int64_t shape[] = {2};
+  mdl_buffer xb{x, MDL_I64, 1, shape, nullptr};
+  auto runWith = [&](mdl_program *p, int64_t a, int64_t b) {
+    int64_t host[2] = {a, b};
+    EXPECT_EQ(rt().copy_in(dev, &xb, host), 0) << lastError();
+    return rt().run(dev, p, &xb, 1, nullptr, 0);
+  };
+  mdl_program *p = load(dev, reportingProgram().serialize());
+  ASSERT_NE(p, nullptr) << lastError();
+  EXPECT_EQ(runWith(p, 5, 6), 0) << lastError();
+  ASSERT_NE(runWith(p, 5, -3), 0);
+  EXPECT_EQ(lastError(), "21:3: x[1] is -3, below zero");
+  // Both steps fail: the first one's error is the one reported.
+  ASSERT_NE(runWith(p, -1, -7), 0);
+  EXPECT_EQ(lastError(), "20:3: x[0] is -1, below zero");
+  // The record is cleared after an error: the next run is clean.
+  EXPECT_EQ(runWith(p, 0, 0), 0) << lastError();
+  rt().unload(dev, p);
+
+  // A record naming a step without a message is an error, not a crash.
+  GpuProgram stray = reportingProgram();
+  stray.steps[1].launch.args[2] = i64(7);
+  p = load(dev, stray.serialize());
+  ASSERT_NE(p, nullptr) << lastError();
+  ASSERT_NE(runWith(p, 1, -2), 0);
+  EXPECT_NE(lastError().find("error record names step 7, which reports no error"),
+            std::string::npos)
+      << lastError();
+  rt().unload(dev, p);
+  rt().release_memory(dev, x);
+
+  // Records that are not inside scratch, messages on steps that cannot
+  // write them: refused at load.
+  auto refused = [&](const GpuProgram &prog, const std::string &expect) {
+    mdl_program *q = load(dev, prog.serialize());
+    EXPECT_EQ(q, nullptr) << "loaded although it should say: " << expect;
+    if (q)
+      rt().unload(dev, q);
+    else
+      EXPECT_NE(lastError().find(expect), std::string::npos) << lastError();
+  };
+  GpuProgram unaligned = reportingProgram();
+  unaligned.errorOffset = 4;
+  refused(unaligned, "the error record at scratch offset 4");
+  GpuProgram outside = reportingProgram();
+  outside.errorOffset = 248;
+  refused(outside, "the error record at scratch offset 248 is not inside 256 bytes");
+  GpuProgram none = reportingProgram();
+  none.errorOffset = -1;
+  refused(none, "step 0: an error message on a step that cannot report one");
+  GpuProgram copy = testProgram();
+  copy.errorOffset = 0;
+  copy.steps.back().error = "{}";
+  refused(copy, "step 4: an error message on a step that cannot report one");
 }
 
 TEST(GpuRuntimeTimings, CountLaunchesAndBytes) {

@@ -149,6 +149,30 @@ done:
   ret void
 }
 
+define spir_kernel void @report(ptr addrspace(1) %x, i64 %xo, ptr addrspace(1) %r, i64 %ro,
+                                i64 %step)
+    !kernel_arg_addr_space !40 !kernel_arg_access_qual !41 !kernel_arg_type !42
+    !kernel_arg_base_type !42 !kernel_arg_type_qual !43 {
+entry:
+  %x0 = getelementptr i8, ptr addrspace(1) %x, i64 %xo
+  %r0 = getelementptr i8, ptr addrspace(1) %r, i64 %ro
+  %v = load i64, ptr addrspace(1) %x0
+  %neg = icmp slt i64 %v, 0
+  %w = load i32, ptr addrspace(1) %r0
+  %free = icmp eq i32 %w, 0
+  %both = and i1 %neg, %free
+  br i1 %both, label %write, label %done
+write:
+  %pv = getelementptr i8, ptr addrspace(1) %r0, i64 8
+  store i64 %v, ptr addrspace(1) %pv
+  %s32 = trunc i64 %step to i32
+  %s1 = add i32 %s32, 1
+  store i32 %s1, ptr addrspace(1) %r0
+  br label %done
+done:
+  ret void
+}
+
 !opencl.ocl.version = !{!0}
 !0 = !{i32 1, i32 2}
 !10 = !{i32 1, i32 0, i32 1, i32 0, i32 1, i32 0, i32 0}
@@ -163,6 +187,10 @@ done:
 !31 = !{!"none", !"none", !"none", !"none"}
 !32 = !{!"float*", !"long", !"float*", !"long"}
 !33 = !{!"", !"", !"", !""}
+!40 = !{i32 1, i32 0, i32 1, i32 0, i32 0}
+!41 = !{!"none", !"none", !"none", !"none", !"none"}
+!42 = !{!"long*", !"long", !"int*", !"long", !"long"}
+!43 = !{!"", !"", !"", !"", !""}
 )IR";
 
 } // namespace

@@ -11,6 +11,9 @@
 //                        element of c (grid x over columns, y over rows)
 //   sum64(x, y)          y[g] = x[64g] + ... + x[64g + 63]: one work-group
 //                        of 64 per sum, through work-group memory and a barrier
+//   report(x, rec, step) x[0] (an i64) below zero: written to the error record
+//                        `rec` (GpuErrorRecord) with `step`, unless it holds
+//                        an error already (one thread)
 #pragma once
 
 #include <string>

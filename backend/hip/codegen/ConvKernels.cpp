@@ -3,12 +3,15 @@
 //   conv2d      y[n, o, oh, ow] = sum over c, kh, kw of
 //               x[n, c, oh sh - ph + kh, ow sw - pw + kw] w[o, c, kh, kw],
 //               zero outside the input (the CPU kernel's zero padding),
-//               accumulated with fused multiply-adds in the element type
-//               (the CPU's BLAS accumulates f32 in f32 too);
+//               accumulated with fused multiply-adds in the compute type
+//               (the CPU's BLAS accumulates f32 in f32 too; bf16 and f16
+//               are widened to f32 and the result rounded once, as the CPU
+//               kernel does);
 //   max_pool2d  the window's maximum, NaN propagating (the CPU's rule: a
 //               NaN met stays);
 //   avg_pool2d  the window's sum divided by its area.
-// Pooling windows have no padding. Inputs are read through their strides.
+// Pooling windows have no padding (halves: f32 between the loads and the
+// rounding store). Inputs are read through their strides.
 #include "backend/hip/codegen/GpuKernels.h"
 #include "backend/jit/Codegen.h"
 
@@ -36,7 +39,7 @@ GpuLaunch emitConvKernel(GpuModule &gm, const View &out, const View &x, const Vi
   KernelBuilder kb(gm, gm.kernelName("conv2d"), kBlock, {{true, "y"}, {true, "x"}, {true, "w"}});
   llvm::IRBuilder<> &b = kb.b();
   llvm::LLVMContext &c = kb.context();
-  llvm::Type *t = jit::computeType(c, x.dtype);
+  llvm::Type *t = jit::computeType(c, x.dtype), *st = jit::storageType(c, x.dtype);
   auto k64 = [&](int64_t v) { return b.getInt64(uint64_t(v)); };
   int64_t total = out.numElements(), groups = groupsFor(total);
   int64_t C = x.shape[1], H = x.shape[2], W = x.shape[3], KH = w.shape[2], KW = w.shape[3];
@@ -68,15 +71,15 @@ GpuLaunch emitConvKernel(GpuModule &gm, const View &out, const View &x, const Vi
                                                     b.CreateMul(iw, k64(x.strides[3]))));
             Value *wofs = b.CreateAdd(wc, b.CreateAdd(b.CreateMul(kh, k64(w.strides[2])),
                                                       b.CreateMul(kw, k64(w.strides[3]))));
-            Value *xv = b.CreateLoad(t, kb.element(kb.param(1), t, xo));
-            Value *wv = b.CreateLoad(t, kb.element(kb.param(2), t, wofs));
+            Value *xv = jit::loadElement(b, x.dtype, kb.element(kb.param(1), st, xo));
+            Value *wv = jit::loadElement(b, w.dtype, kb.element(kb.param(2), st, wofs));
             b.CreateStore(
                 b.CreateIntrinsic(llvm::Intrinsic::fma, {t}, {xv, wv, b.CreateLoad(t, acc)}), acc);
           });
         });
       });
     });
-    b.CreateStore(b.CreateLoad(t, acc), kb.element(kb.param(0), t, i));
+    jit::storeElement(b, out.dtype, b.CreateLoad(t, acc), kb.element(kb.param(0), st, i));
   });
   return launchOf(kb.finish(), groups, {out.ref, x.ref, w.ref});
 }
@@ -87,7 +90,7 @@ GpuLaunch emitPoolKernel(GpuModule &gm, bool isMax, const View &out, const View 
                    {{true, "y"}, {true, "x"}});
   llvm::IRBuilder<> &b = kb.b();
   llvm::LLVMContext &c = kb.context();
-  llvm::Type *t = jit::computeType(c, x.dtype);
+  llvm::Type *t = jit::computeType(c, x.dtype), *st = jit::storageType(c, x.dtype);
   auto k64 = [&](int64_t v) { return b.getInt64(uint64_t(v)); };
   int64_t total = out.numElements(), groups = groupsFor(total);
   Value *acc = kb.variable(t);
@@ -108,7 +111,7 @@ GpuLaunch emitPoolKernel(GpuModule &gm, bool isMax, const View &out, const View 
       kb.loop(k64(0), k64(kw), k64(1), [&](Value *kj) {
         Value *off = b.CreateAdd(base, b.CreateAdd(b.CreateMul(ki, k64(x.strides[2])),
                                                    b.CreateMul(kj, k64(x.strides[3]))));
-        Value *v = b.CreateLoad(t, kb.element(kb.param(1), t, off));
+        Value *v = jit::loadElement(b, x.dtype, kb.element(kb.param(1), st, off));
         Value *a = b.CreateLoad(t, acc);
         Value *next;
         if (isMax) {
@@ -124,7 +127,7 @@ GpuLaunch emitPoolKernel(GpuModule &gm, bool isMax, const View &out, const View 
     Value *res = b.CreateLoad(t, acc);
     if (!isMax)
       res = b.CreateFDiv(res, llvm::ConstantFP::get(t, double(kh * kw)));
-    b.CreateStore(res, kb.element(kb.param(0), t, i));
+    jit::storeElement(b, out.dtype, res, kb.element(kb.param(0), st, i));
   });
   return launchOf(kb.finish(), groups, {out.ref, x.ref});
 }

@@ -94,8 +94,8 @@ GpuLaunch emitFillKernel(GpuModule &gm, const View &dst, const std::string &valu
   return launchOf(kb.finish(), groups, {dst.ref});
 }
 
-GpuLaunch emitGatherKernel(GpuModule &gm, const View &out, const View &x, const View &idx,
-                           int axis) {
+GpuLaunch emitGatherKernel(GpuModule &gm, const View &out, const View &x, const View &idx, int axis,
+                           bool fromEnd) {
   // Over the output's axes: x's axes before `axis`, idx's axes, x's after.
   size_t ir = idx.shape.size(), rank = out.shape.size();
   std::vector<int64_t> xs(rank, 0), is(rank, 0);
@@ -120,8 +120,9 @@ GpuLaunch emitGatherKernel(GpuModule &gm, const View &out, const View &x, const 
     std::vector<Value *> o = pointOffsets(b, i, shape, strides);
     Value *k = b.CreateLoad(it, kb.element(kb.param(2), it, o[2]));
     k = idxSigned ? b.CreateSExt(k, b.getInt64Ty()) : b.CreateZExt(k, b.getInt64Ty());
-    k = b.CreateSelect(b.CreateICmpSLT(k, b.getInt64(0)), b.CreateAdd(k, b.getInt64(uint64_t(n))),
-                       k);
+    if (fromEnd)
+      k = b.CreateSelect(b.CreateICmpSLT(k, b.getInt64(0)), b.CreateAdd(k, b.getInt64(uint64_t(n))),
+                         k);
     k = b.CreateSelect(b.CreateICmpSLT(k, b.getInt64(0)), b.getInt64(0), k);
     k = b.CreateSelect(b.CreateICmpSGE(k, b.getInt64(uint64_t(n))), b.getInt64(uint64_t(n - 1)), k);
     Value *xo = b.CreateAdd(o[1], b.CreateMul(k, b.getInt64(uint64_t(x.strides[size_t(axis)]))));
@@ -129,6 +130,58 @@ GpuLaunch emitGatherKernel(GpuModule &gm, const View &out, const View &x, const 
                   kb.element(kb.param(0), et, o[0]));
   });
   return launchOf(kb.finish(), groups, {out.ref, x.ref, idx.ref});
+}
+
+GpuLaunch emitIndexCheckKernel(GpuModule &gm, const View &idx, int64_t n, bool fromEnd,
+                               GpuRef record, uint32_t step) {
+  std::vector<int64_t> shape = idx.shape;
+  std::vector<std::vector<int64_t>> strides = {idx.strides};
+  int64_t total = idx.numElements();
+  KernelBuilder kb(gm, gm.kernelName("check_index"), kBlock,
+                   {{true, "idx"}, {true, "record"}, {false, "step"}});
+  llvm::IRBuilder<> &b = kb.b();
+  llvm::Type *it = bitsType(kb.context(), idx.dtype), *i64 = b.getInt64Ty(), *i32 = b.getInt32Ty();
+  bool idxSigned = idx.dtype != DType::U8 && idx.dtype != DType::Bool;
+  Value *none = b.getInt64(uint64_t(std::numeric_limits<int64_t>::max()));
+  Value *first = kb.variable(i64), *shared = kb.localArray(i64, kBlock, "first");
+  Value *tid = kb.localId();
+  auto indexAt = [&](Value *j) {
+    Value *off = pointOffsets(b, j, shape, strides)[0];
+    Value *k = b.CreateLoad(it, kb.element(kb.param(0), it, off));
+    return idxSigned ? b.CreateSExt(k, i64) : b.CreateZExt(k, i64);
+  };
+  // Each thread's first bad position (its positions rise), then the least
+  // of them in a tree.
+  b.CreateStore(none, first);
+  kb.loop(tid, b.getInt64(uint64_t(total)), b.getInt64(kBlock), [&](Value *j) {
+    Value *k = indexAt(j);
+    Value *low = b.CreateICmpSLT(k, b.getInt64(fromEnd ? uint64_t(-n) : 0));
+    Value *bad = b.CreateOr(low, b.CreateICmpSGE(k, b.getInt64(uint64_t(n))));
+    Value *mine = b.CreateLoad(i64, first);
+    b.CreateStore(b.CreateSelect(b.CreateAnd(bad, b.CreateICmpEQ(mine, none)), j, mine), first);
+  });
+  b.CreateStore(b.CreateLoad(i64, first), kb.element(shared, i64, tid));
+  kb.barrier();
+  for (unsigned s = kBlock / 2; s > 0; s /= 2) {
+    kb.ifThen(b.CreateICmpULT(tid, b.getInt64(s)), [&] {
+      Value *mine = b.CreateLoad(i64, kb.element(shared, i64, tid));
+      Value *other = b.CreateLoad(i64, kb.element(shared, i64, b.CreateAdd(tid, b.getInt64(s))));
+      b.CreateStore(b.CreateSelect(b.CreateICmpSLT(other, mine), other, mine),
+                    kb.element(shared, i64, tid));
+    });
+    kb.barrier();
+  }
+  Value *p = b.CreateLoad(i64, kb.element(shared, i64, b.getInt64(0)));
+  Value *rec = kb.param(1);
+  Value *stepWord = kb.element(rec, i32, b.getInt64(0));
+  // Thread 0 writes; the first error of the run stays (steps run in order).
+  kb.ifThen(b.CreateAnd(b.CreateICmpEQ(tid, b.getInt64(0)), b.CreateICmpNE(p, none)), [&] {
+    kb.ifThen(b.CreateICmpEQ(b.CreateLoad(i32, stepWord), b.getInt32(0)), [&] {
+      b.CreateStore(indexAt(p), kb.element(rec, i64, b.getInt64(1)));
+      b.CreateStore(b.CreateAdd(b.CreateTrunc(kb.param(2), i32), b.getInt32(1)), stepWord);
+    });
+  });
+  return launchOf(kb.finish(), 1, {idx.ref, record, {GpuRef::Kind::Int64, 0, int64_t(step)}});
 }
 
 GpuLaunch emitArgReduceKernel(GpuModule &gm, OpKind kind, const View &out, const View &x,

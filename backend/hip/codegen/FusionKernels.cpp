@@ -8,7 +8,9 @@
 //    outer / inner boundary (as the JIT's loops do).
 // 2. Without reductions: one thread per point of D, in a grid-stride loop.
 // 3. With reductions over the inner axes: one work-group per row (point of
-//    the outer axes). Per reduction, in order: each thread accumulates a
+//    the outer axes); a few long rows (a sum over a whole large tensor)
+//    are cut into pieces, one work-group each, and a second kernel reduces
+//    each row's partials (emitSplitRows). Per reduction, in order: each thread accumulates a
 //    strided share of the row in a register (f32 sums in double, as the
 //    CPU does), the shares meet in a tree in work-group memory (a barrier
 //    per level), and every thread reads the result. Then thread 0 stores
@@ -31,6 +33,11 @@ using llvm::Value;
 namespace jit = mdl::backend::jit;
 
 namespace {
+
+/// Rows fewer than this are split over many work-groups when long enough
+/// (a GPU runs thousands of work-groups at once; one per row would leave
+/// it idle), pieces of at least kMinPiece elements (16 per thread).
+constexpr int64_t kSplitRowsBelow = 256, kMinPiece = 16 * kBlock;
 
 bool isSumLike(OpKind k) { return k == OpKind::Sum || k == OpKind::Mean; }
 bool isUnsignedType(DType t) { return t == DType::U8 || t == DType::Bool; }
@@ -58,14 +65,24 @@ Value *integerPower(llvm::IRBuilder<> &b, DType t, Value *a, Value *e) {
   return b.CreateSelect(b.CreateICmpSLT(e, zero), negExp, r);
 }
 
+} // namespace
+
 class FusionEmitter {
+  friend class FusionEpilogue;
+
 public:
   FusionEmitter(GpuModule &gm, const Operation &fusion, const std::vector<View> &inputs,
-                const std::vector<View> &outputs, const ConstantSink &constants)
+                const std::vector<View> &outputs, const ConstantSink &constants,
+                const ScratchSink &scratch)
       : gm_(gm), fusion_(fusion), region_(*fusion.regions[0]), inputs_(inputs), outputs_(outputs),
-        constants_(constants) {}
+        constants_(constants), scratch_(scratch) {}
 
-  bool run(GpuLaunch &launch, std::string &error) {
+  bool run(std::vector<GpuLaunch> &launches, std::string &error) {
+    return prepare(error) && emit(launches, error);
+  }
+
+  /// The domain, the accesses, the parameters.
+  bool prepare(std::string &error) {
     auto dom = passes::fusionDomain(fusion_);
     if (!dom) {
       error = "the fusion has no valid domain";
@@ -77,7 +94,36 @@ public:
     if (!collectAccesses(error))
       return false;
     collapse();
-    return emit(launch, error);
+    return true;
+  }
+
+  bool hasReductions() const { return hasRed_; }
+  const std::vector<KernelParam> &params() const { return params_; }
+  const std::vector<GpuRef> &refs() const { return refs_; }
+
+  /// The fusion's outputs at point `index` of its domain, emitted into
+  /// another kernel whose parameters from `first` on are params(); region
+  /// argument `replaced` is `value` instead of a load.
+  bool emitAt(KernelBuilder &kb, size_t first, Value *index, size_t replaced, Value *value,
+              std::string &error) {
+    kb_ = &kb;
+    paramBase_ = first;
+    replacedArg_ = region_.args.at(replaced).get();
+    replacedValue_ = value;
+    llvm::IRBuilder<> &b = kb.b();
+    llvm::FastMathFlags saved = b.getFastMathFlags(), contract;
+    contract.setAllowContract(true);
+    b.setFastMathFlags(contract);
+    bool ok = true;
+    const Operation *y = stdlib::terminatorOf(region_);
+    Ctx ctx{pointOffsets(b, index, cd_, stridesOver(0, cd_.size())), {}};
+    for (size_t k = 0; k < y->operands.size() && ok; ++k)
+      store(k, ctx, ok, error);
+    b.setFastMathFlags(saved);
+    kb_ = nullptr;
+    paramBase_ = 0;
+    replacedArg_ = nullptr;
+    return ok;
   }
 
 private:
@@ -205,7 +251,7 @@ private:
 
   Value *elementPtr(size_t param, DType t, Value *off) {
     llvm::IRBuilder<> &b = kb_->b();
-    return b.CreateGEP(jit::storageType(b.getContext(), t), kb_->param(param), off);
+    return b.CreateGEP(jit::storageType(b.getContext(), t), kb_->param(paramBase_ + param), off);
   }
 
   Value *eval(const ir::Value *v, Ctx &ctx, std::string &error) {
@@ -213,7 +259,9 @@ private:
       return it->second;
     llvm::IRBuilder<> &b = kb_->b();
     Value *r = nullptr;
-    if (!v->def) {
+    if (v == replacedArg_) {
+      r = replacedValue_;
+    } else if (!v->def) {
       unsigned j = v->index;
       r = jit::loadElement(b, v->type.dtype,
                            elementPtr(j, v->type.dtype, ctx.offsets[size_t(inputAccess_[j])]));
@@ -345,109 +393,277 @@ private:
                       elementPtr(outParam_[k], v->type.dtype, ctx.offsets[size_t(outAccess_[k])]));
   }
 
-  bool emit(GpuLaunch &launch, std::string &error) {
-    std::string name = gm_.kernelName(hasRed_ ? "rows" : "fusion");
-    KernelBuilder kb(gm_, name, kBlock, params_);
+  // The tree: each thread's `mine` meets the others' in work-group array
+  // `sh` (a barrier per level); returns the total, which every thread reads
+  // (after a last barrier, so that nobody writes `sh` again before all
+  // have read it).
+  Value *tree(const Operation &r, Value *mine, Value *sh) {
+    llvm::IRBuilder<> &b = kb_->b();
+    llvm::Type *at = accType(r);
+    Value *tid = kb_->localId();
+    b.CreateStore(mine, kb_->element(sh, at, tid));
+    kb_->barrier();
+    for (unsigned s = kBlock / 2; s > 0; s /= 2) {
+      kb_->ifThen(b.CreateICmpULT(tid, b.getInt64(s)), [&] {
+        Value *a = b.CreateLoad(at, kb_->element(sh, at, tid));
+        Value *o = b.CreateLoad(at, kb_->element(sh, at, b.CreateAdd(tid, b.getInt64(s))));
+        b.CreateStore(accAdd(r, a, o), kb_->element(sh, at, tid));
+      });
+      kb_->barrier();
+    }
+    Value *total = b.CreateLoad(at, kb_->element(sh, at, b.getInt64(0)));
+    kb_->barrier();
+    return total;
+  }
+
+  // Accumulates x over [from, to) of the row at `rowOffs` (stride kBlock
+  // from from + tid) into the thread's accumulator; false on an error.
+  bool accumulate(const Operation &r, Value *var, const std::vector<Value *> &rowOffs, Value *from,
+                  Value *to, std::string &error) {
+    llvm::IRBuilder<> &b = kb_->b();
+    std::vector<int64_t> innerShape(cd_.begin() + long(nOuter_), cd_.end());
+    auto innerStrides = stridesOver(nOuter_, nOuter_ + nInner_);
+    bool ok = true;
+    b.CreateStore(accInit(r), var);
+    kb_->loop(b.CreateAdd(from, kb_->localId()), to, b.getInt64(kBlock), [&](Value *j) {
+      Ctx ctx{add(rowOffs, pointOffsets(b, j, innerShape, innerStrides)), {}};
+      Value *x = eval(r.operands[0], ctx, error);
+      if (!x) {
+        ok = false;
+        return;
+      }
+      b.CreateStore(accAdd(r, b.CreateLoad(accType(r), var), x), var);
+    });
+    return ok;
+  }
+
+  // Thread 0 stores the row outputs, the threads the full outputs.
+  bool storeRowOutputs(const std::vector<Value *> &rowOffs, std::string &error) {
+    llvm::IRBuilder<> &b = kb_->b();
+    std::vector<int64_t> innerShape(cd_.begin() + long(nOuter_), cd_.end());
+    auto innerStrides = stridesOver(nOuter_, nOuter_ + nInner_);
+    int64_t n = extent(nOuter_, nOuter_ + nInner_);
+    Value *tid = kb_->localId();
+    bool ok = true, anyFull = false, anyRow = false;
+    for (size_t k = 0; k < full_.size(); ++k)
+      (full_[k] ? anyFull : anyRow) = true;
+    if (anyRow)
+      kb_->ifThen(b.CreateICmpEQ(tid, b.getInt64(0)), [&] {
+        Ctx ctx{rowOffs, {}};
+        for (size_t k = 0; k < full_.size() && ok; ++k)
+          if (!full_[k])
+            store(k, ctx, ok, error);
+      });
+    if (anyFull && ok)
+      kb_->loop(tid, b.getInt64(uint64_t(n)), b.getInt64(kBlock), [&](Value *j) {
+        Ctx ctx{add(rowOffs, pointOffsets(b, j, innerShape, innerStrides)), {}};
+        for (size_t k = 0; k < full_.size() && ok; ++k)
+          if (full_[k])
+            store(k, ctx, ok, error);
+      });
+    return ok;
+  }
+
+  bool emit(std::vector<GpuLaunch> &launches, std::string &error) {
+    llvm::FastMathFlags contract;
+    contract.setAllowContract(true);
+    if (!hasRed_)
+      return emitPoints(contract, launches, error);
+    if (int64_t parts = splitParts())
+      return emitSplitRows(parts, contract, launches, error);
+    return emitRows(contract, launches, error);
+  }
+
+  // Without reductions: one thread per point.
+  bool emitPoints(llvm::FastMathFlags fmf, std::vector<GpuLaunch> &launches, std::string &error) {
+    KernelBuilder kb(gm_, gm_.kernelName("fusion"), kBlock, params_);
     kb_ = &kb;
     llvm::IRBuilder<> &b = kb.b();
-    b.setFastMathFlags([] {
-      llvm::FastMathFlags f;
-      f.setAllowContract(true);
-      return f;
-    }());
+    b.setFastMathFlags(fmf);
     bool ok = true;
     const Operation *y = stdlib::terminatorOf(region_);
-    int64_t groups;
-    if (!hasRed_) {
-      int64_t total = extent(0, cd_.size());
-      groups = groupsFor(total);
-      auto strides = stridesOver(0, cd_.size());
-      std::vector<int64_t> shape(cd_.begin(), cd_.end());
-      kb.forEachPoint(total, groups, [&](Value *i) {
-        Ctx ctx{pointOffsets(b, i, shape, strides), {}};
-        for (size_t k = 0; k < y->operands.size() && ok; ++k)
-          store(k, ctx, ok, error);
-      });
-    } else {
-      int64_t rows = extent(0, nOuter_), n = extent(nOuter_, nOuter_ + nInner_);
-      groups = std::min<int64_t>(rows, kMaxGroups);
-      std::vector<int64_t> outerShape(cd_.begin(), cd_.begin() + long(nOuter_));
-      std::vector<int64_t> innerShape(cd_.begin() + long(nOuter_), cd_.end());
-      auto outerStrides = stridesOver(0, nOuter_);
-      auto innerStrides = stridesOver(nOuter_, nOuter_ + nInner_);
-      // One work-group array and one accumulator per reduction.
-      std::unordered_map<const Operation *, Value *> shared, accVar;
-      int nRed = 0;
-      for (auto &op : region_.ops)
-        if (stdlib::isRowReduction(op->kind)) {
-          shared[op.get()] = kb.localArray(accType(*op), kBlock, "red" + std::to_string(nRed++));
-          accVar[op.get()] = kb.variable(accType(*op));
-        }
-      Value *tid = kb.localId();
-      Value *blockV = b.getInt64(kBlock);
-      kb.forEachRow(rows, groups, [&](Value *row) {
-        reduced_.clear();
-        std::vector<Value *> rowOffs = pointOffsets(b, row, outerShape, outerStrides);
-        for (auto &opPtr : region_.ops) {
-          const Operation &r = *opPtr;
-          if (!stdlib::isRowReduction(r.kind) || !ok)
-            continue;
-          llvm::Type *at = accType(r);
-          Value *var = accVar[&r], *sh = shared[&r];
-          b.CreateStore(accInit(r), var);
-          kb.loop(tid, b.getInt64(uint64_t(n)), blockV, [&](Value *j) {
-            Ctx ctx{add(rowOffs, pointOffsets(b, j, innerShape, innerStrides)), {}};
-            Value *x = eval(r.operands[0], ctx, error);
-            if (!x) {
-              ok = false;
-              return;
-            }
-            b.CreateStore(accAdd(r, b.CreateLoad(at, var), x), var);
-          });
-          // The tree: shares meet in work-group memory.
-          b.CreateStore(b.CreateLoad(at, var), kb.element(sh, at, tid));
-          kb.barrier();
-          for (unsigned s = kBlock / 2; s > 0; s /= 2) {
-            kb.ifThen(b.CreateICmpULT(tid, b.getInt64(s)), [&] {
-              Value *mine = b.CreateLoad(at, kb.element(sh, at, tid));
-              Value *other = b.CreateLoad(at, kb.element(sh, at, b.CreateAdd(tid, b.getInt64(s))));
-              b.CreateStore(accAdd(r, mine, other), kb.element(sh, at, tid));
-            });
-            kb.barrier();
-          }
-          Value *total = b.CreateLoad(at, kb.element(sh, at, b.getInt64(0)));
-          // Nobody writes the array again (next row) before all have read it.
-          kb.barrier();
-          reduced_[&r] = accFinish(r, total);
-        }
-        if (!ok)
-          return;
-        bool anyFull = false, anyRow = false;
-        for (size_t k = 0; k < full_.size(); ++k)
-          (full_[k] ? anyFull : anyRow) = true;
-        if (anyRow)
-          kb.ifThen(b.CreateICmpEQ(tid, b.getInt64(0)), [&] {
-            Ctx ctx{rowOffs, {}};
-            for (size_t k = 0; k < full_.size() && ok; ++k)
-              if (!full_[k])
-                store(k, ctx, ok, error);
-          });
-        if (anyFull)
-          kb.loop(tid, b.getInt64(uint64_t(n)), blockV, [&](Value *j) {
-            Ctx ctx{add(rowOffs, pointOffsets(b, j, innerShape, innerStrides)), {}};
-            for (size_t k = 0; k < full_.size() && ok; ++k)
-              if (full_[k])
-                store(k, ctx, ok, error);
-          });
-      });
+    int64_t total = extent(0, cd_.size()), groups = groupsFor(total);
+    auto strides = stridesOver(0, cd_.size());
+    std::vector<int64_t> shape(cd_.begin(), cd_.end());
+    kb.forEachPoint(total, groups, [&](Value *i) {
+      Ctx ctx{pointOffsets(b, i, shape, strides), {}};
+      for (size_t k = 0; k < y->operands.size() && ok; ++k)
+        store(k, ctx, ok, error);
+    });
+    return finishKernel(kb, groups, refs_, ok, launches);
+  }
+
+  // With reductions: one work-group per row.
+  bool emitRows(llvm::FastMathFlags fmf, std::vector<GpuLaunch> &launches, std::string &error) {
+    KernelBuilder kb(gm_, gm_.kernelName("rows"), kBlock, params_);
+    kb_ = &kb;
+    llvm::IRBuilder<> &b = kb.b();
+    b.setFastMathFlags(fmf);
+    bool ok = true;
+    int64_t rows = extent(0, nOuter_), n = extent(nOuter_, nOuter_ + nInner_);
+    int64_t groups = std::min<int64_t>(rows, kMaxGroups);
+    std::vector<int64_t> outerShape(cd_.begin(), cd_.begin() + long(nOuter_));
+    auto outerStrides = stridesOver(0, nOuter_);
+    // One work-group array and one accumulator per reduction.
+    std::unordered_map<const Operation *, Value *> shared, accVar;
+    int nRed = 0;
+    for (auto &op : region_.ops)
+      if (stdlib::isRowReduction(op->kind)) {
+        shared[op.get()] = kb.localArray(accType(*op), kBlock, "red" + std::to_string(nRed++));
+        accVar[op.get()] = kb.variable(accType(*op));
+      }
+    kb.forEachRow(rows, groups, [&](Value *row) {
+      reduced_.clear();
+      std::vector<Value *> rowOffs = pointOffsets(b, row, outerShape, outerStrides);
+      for (auto &opPtr : region_.ops) {
+        const Operation &r = *opPtr;
+        if (!stdlib::isRowReduction(r.kind) || !ok)
+          continue;
+        ok = accumulate(r, accVar[&r], rowOffs, b.getInt64(0), b.getInt64(uint64_t(n)), error);
+        if (ok)
+          reduced_[&r] = accFinish(r, tree(r, b.CreateLoad(accType(r), accVar[&r]), shared[&r]));
+      }
+      if (ok)
+        ok = storeRowOutputs(rowOffs, error);
+    });
+    return finishKernel(kb, groups, refs_, ok, launches);
+  }
+
+  // --- reductions of a few long rows, over many work-groups ----------------
+  // A row of n elements is cut into `parts` pieces: the first kernel gives
+  // each (row, piece) a work-group, which reduces its piece (a tree) into
+  // one partial per reduction in scratch; the second gives each row a
+  // work-group, which reduces the row's partials (a tree), finishes the
+  // reductions and stores the row outputs. Partials keep the accumulators'
+  // types (f32 sums in double), and the pieces and their order are fixed by
+  // the shape, so results do not depend on timing.
+
+  /// Pieces per row, or 0 when the fusion is not split: rows fewer than a
+  /// GPU has work-groups in flight, each long enough for pieces of at least
+  /// kMinPiece elements; every reduction reads no other reduction and every
+  /// output is a row output (the split computes no full outputs).
+  int64_t splitParts() const {
+    int64_t rows = extent(0, nOuter_), n = extent(nOuter_, nOuter_ + nInner_);
+    if (rows >= kSplitRowsBelow || n < 2 * kMinPiece)
+      return 0;
+    for (bool f : full_)
+      if (f)
+        return 0;
+    for (auto &op : region_.ops)
+      if (stdlib::isRowReduction(op->kind) && readsReduction(op->operands[0]))
+        return 0;
+    int64_t piece = std::max<int64_t>(kMinPiece, (n + kBlock - 1) / kBlock);
+    return (n + piece - 1) / piece; // at most kBlock: the second tree has a slot each
+  }
+
+  bool readsReduction(const ir::Value *v) const {
+    if (!v->def || v->def->parent != &region_)
+      return false;
+    if (stdlib::isRowReduction(v->def->kind))
+      return true;
+    for (const ir::Value *o : v->def->operands)
+      if (readsReduction(o))
+        return true;
+    return false;
+  }
+
+  bool emitSplitRows(int64_t parts, llvm::FastMathFlags fmf, std::vector<GpuLaunch> &launches,
+                     std::string &error) {
+    int64_t rows = extent(0, nOuter_), n = extent(nOuter_, nOuter_ + nInner_);
+    int64_t piece = (n + parts - 1) / parts;
+    std::vector<int64_t> outerShape(cd_.begin(), cd_.begin() + long(nOuter_));
+    auto outerStrides = stridesOver(0, nOuter_);
+    std::vector<const Operation *> reds;
+    for (auto &op : region_.ops)
+      if (stdlib::isRowReduction(op->kind))
+        reds.push_back(op.get());
+    // The partials: one array of rows x parts accumulators per reduction,
+    // 8 bytes an entry, in one scratch slot.
+    uint64_t perRed = uint64_t(rows * parts) * 8;
+    GpuRef partials = scratch_(perRed * reds.size());
+    std::vector<KernelParam> params = params_;
+    std::vector<GpuRef> refs = refs_;
+    size_t firstPartial = params.size();
+    for (size_t q = 0; q < reds.size(); ++q) {
+      params.push_back({true, "part" + std::to_string(q)});
+      GpuRef r = partials;
+      r.offset += int64_t(q * perRed);
+      refs.push_back(r);
     }
+    bool ok = true;
+    {
+      KernelBuilder kb(gm_, gm_.kernelName("rows_part"), kBlock, params);
+      kb_ = &kb;
+      llvm::IRBuilder<> &b = kb.b();
+      b.setFastMathFlags(fmf);
+      std::vector<Value *> shared, vars;
+      for (size_t q = 0; q < reds.size(); ++q) {
+        shared.push_back(kb.localArray(accType(*reds[q]), kBlock, "red" + std::to_string(q)));
+        vars.push_back(kb.variable(accType(*reds[q])));
+      }
+      // Work-group w: row w / parts, piece w % parts (a loop of one trip,
+      // as the rows kernel's: PoCL wants barriers inside a loop).
+      kb.forEachRow(rows * parts, rows * parts, [&](Value *w) {
+        Value *row = b.CreateUDiv(w, b.getInt64(uint64_t(parts)));
+        Value *k64n = b.getInt64(uint64_t(n));
+        Value *from =
+            b.CreateMul(b.CreateURem(w, b.getInt64(uint64_t(parts))), b.getInt64(uint64_t(piece)));
+        Value *end = b.CreateAdd(from, b.getInt64(uint64_t(piece)));
+        Value *to = b.CreateSelect(b.CreateICmpULT(end, k64n), end, k64n);
+        std::vector<Value *> rowOffs = pointOffsets(b, row, outerShape, outerStrides);
+        for (size_t q = 0; q < reds.size() && ok; ++q) {
+          const Operation &r = *reds[q];
+          ok = accumulate(r, vars[q], rowOffs, from, to, error);
+          if (!ok)
+            break;
+          Value *total = tree(r, b.CreateLoad(accType(r), vars[q]), shared[q]);
+          kb.ifThen(b.CreateICmpEQ(kb.localId(), b.getInt64(0)), [&] {
+            b.CreateStore(total, kb.element(kb.param(firstPartial + q), accType(r), w));
+          });
+        }
+      });
+      if (!finishKernel(kb, rows * parts, refs, ok, launches))
+        return false;
+    }
+    KernelBuilder kb(gm_, gm_.kernelName("rows"), kBlock, params);
+    kb_ = &kb;
+    llvm::IRBuilder<> &b = kb.b();
+    b.setFastMathFlags(fmf);
+    std::vector<Value *> shared;
+    for (size_t q = 0; q < reds.size(); ++q)
+      shared.push_back(kb.localArray(accType(*reds[q]), kBlock, "red" + std::to_string(q)));
+    Value *tid = kb.localId();
+    kb.forEachRow(rows, rows, [&](Value *row) {
+      reduced_.clear();
+      for (size_t q = 0; q < reds.size(); ++q) {
+        const Operation &r = *reds[q];
+        llvm::Type *at = accType(r);
+        // Thread t takes partial t of the row (parts <= kBlock).
+        Value *mine = accInit(r);
+        Value *at0 = b.CreateAdd(b.CreateMul(row, b.getInt64(uint64_t(parts))), tid);
+        Value *has = b.CreateICmpULT(tid, b.getInt64(uint64_t(parts)));
+        Value *safe = b.CreateSelect(has, at0, b.getInt64(0));
+        Value *part = b.CreateLoad(at, kb.element(kb.param(firstPartial + q), at, safe));
+        mine = b.CreateSelect(has, part, mine);
+        reduced_[&r] = accFinish(r, tree(r, mine, shared[q]));
+      }
+      std::vector<Value *> rowOffs = pointOffsets(b, row, outerShape, outerStrides);
+      ok = storeRowOutputs(rowOffs, error);
+    });
+    return finishKernel(kb, rows, refs, ok, launches);
+  }
+
+  bool finishKernel(KernelBuilder &kb, int64_t groups, const std::vector<GpuRef> &refs, bool ok,
+                    std::vector<GpuLaunch> &launches) {
     uint32_t index = kb.finish();
     kb_ = nullptr;
     if (!ok)
       return false;
-    launch.kernel = index;
-    launch.grid[0] = uint32_t(groups);
-    launch.args = refs_;
+    GpuLaunch l;
+    l.kernel = index;
+    l.grid[0] = uint32_t(groups);
+    l.args = refs;
+    launches.push_back(std::move(l));
     return true;
   }
 
@@ -456,6 +672,7 @@ private:
   const Region &region_;
   const std::vector<View> &inputs_, &outputs_;
   const ConstantSink &constants_;
+  const ScratchSink &scratch_;
   KernelBuilder *kb_ = nullptr;
 
   std::vector<int64_t> dims_, cd_;
@@ -471,9 +688,12 @@ private:
   std::vector<KernelParam> params_;
   std::vector<GpuRef> refs_;
   std::unordered_map<const Operation *, Value *> reduced_;
+  // emitAt: the host kernel's first parameter of ours, the region argument
+  // replaced and its value.
+  size_t paramBase_ = 0;
+  const ir::Value *replacedArg_ = nullptr;
+  Value *replacedValue_ = nullptr;
 };
-
-} // namespace
 
 std::vector<Value *> pointOffsets(llvm::IRBuilder<> &b, Value *index,
                                   const std::vector<int64_t> &shape,
@@ -526,10 +746,41 @@ View View::dense(GpuRef ref, const ir::TensorType &type) {
   return v;
 }
 
+FusionEpilogue::FusionEpilogue(GpuModule &gm, const Operation &fusion,
+                               const std::vector<View> &inputs, const std::vector<View> &outputs,
+                               const ConstantSink &constants)
+    : noScratch_([](uint64_t) { return GpuRef{}; }),
+      impl_(std::make_unique<FusionEmitter>(gm, fusion, inputs, outputs, constants, noScratch_)) {}
+
+FusionEpilogue::~FusionEpilogue() = default;
+
+bool FusionEpilogue::prepare(std::string &error) {
+  if (!impl_->prepare(error))
+    return false;
+  if (impl_->hasReductions()) {
+    error = "a fusion with reductions is no epilogue";
+    return false;
+  }
+  return true;
+}
+
+const std::vector<KernelParam> &FusionEpilogue::params() const { return impl_->params(); }
+const std::vector<GpuRef> &FusionEpilogue::refs() const { return impl_->refs(); }
+
+bool FusionEpilogue::emitAt(KernelBuilder &kb, size_t first, Value *index, size_t replaced,
+                            Value *value, std::string &error) {
+  return impl_->emitAt(kb, first, index, replaced, value, error);
+}
+
+bool FusionEpilogue::standalone(std::vector<GpuLaunch> &launches, std::string &error) {
+  return impl_->emit(launches, error);
+}
+
 bool emitFusionKernel(GpuModule &gm, const Operation &fusion, const std::vector<View> &inputs,
                       const std::vector<View> &outputs, const ConstantSink &constants,
-                      GpuLaunch &launch, std::string &error) {
-  return FusionEmitter(gm, fusion, inputs, outputs, constants).run(launch, error);
+                      const ScratchSink &scratch, std::vector<GpuLaunch> &launches,
+                      std::string &error) {
+  return FusionEmitter(gm, fusion, inputs, outputs, constants, scratch).run(launches, error);
 }
 
 } // namespace mdl::backend::hip

@@ -13,7 +13,15 @@
 // both reads are conflict-free. Transposed operands are read in place
 // (their strides), batches run along the grid's z axis with the
 // descriptor's batch strides. Floats accumulate with fused multiply-adds in
-// their own type; integers wrap.
+// their compute type (bf16 and f16: widened to f32 as they are copied into
+// work-group memory, rounded to nearest even once, when C is stored, as the
+// JIT's and oneDNN's half products do); integers wrap.
+//
+// With an epilogue (a bias add and an activation after the product: a
+// fusion whose only product input is C), each thread computes the fusion at
+// its outputs' points from the accumulators and stores the fusion's
+// results; C itself is never written. One kernel instead of two, and C
+// never goes through memory.
 #include "backend/hip/codegen/GpuKernels.h"
 #include "backend/jit/Codegen.h"
 
@@ -28,9 +36,13 @@ namespace {
 constexpr int64_t kTile = 64, kSlice = 16, kThreads = 16, kPer = 4;
 } // namespace
 
-GpuLaunch emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype) {
-  KernelBuilder kb(gm, gm.kernelName("gemm"), kThreads * kThreads,
-                   {{true, "a"}, {true, "b"}, {true, "c"}});
+bool emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype, GpuLaunch &launch,
+                    std::string &error, FusionEpilogue *epilogue, size_t replaced) {
+  std::vector<KernelParam> params = {{true, "a"}, {true, "b"}, {true, "c"}};
+  if (epilogue)
+    params.insert(params.end(), epilogue->params().begin(), epilogue->params().end());
+  KernelBuilder kb(gm, gm.kernelName(epilogue ? "gemm_epilogue" : "gemm"), kThreads * kThreads,
+                   params);
   llvm::IRBuilder<> &b = kb.b();
   llvm::LLVMContext &c = kb.context();
   llvm::Type *t = jit::computeType(c, dtype);
@@ -61,7 +73,7 @@ GpuLaunch emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype) {
   auto loadOrZero = [&](Value *base, Value *off, Value *inside) -> Value * {
     // The address is formed only where it is inside the matrix.
     Value *safe = b.CreateSelect(inside, off, k64(0));
-    Value *v = b.CreateLoad(st, kb.element(base, st, safe));
+    Value *v = jit::loadElement(b, dtype, kb.element(base, st, safe));
     return b.CreateSelect(inside, v, zero);
   };
   kb.loop(k64(0), k64(g.k), k64(kSlice), [&](Value *k0) {
@@ -104,6 +116,7 @@ GpuLaunch emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype) {
         b.CreateStore(sum[i][j], acc[i][j]);
     kb.barrier();
   });
+  bool ok = true;
   for (int i = 0; i < kPer; ++i)
     for (int j = 0; j < kPer; ++j) {
       Value *m = b.CreateAdd(m0, b.CreateAdd(ty, k64(i * kThreads)));
@@ -111,15 +124,25 @@ GpuLaunch emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype) {
       Value *in = b.CreateAnd(b.CreateICmpSLT(m, k64(g.m)), b.CreateICmpSLT(n, k64(g.n)));
       kb.ifThen(in, [&] {
         Value *off = b.CreateAdd(c0, b.CreateAdd(b.CreateMul(m, k64(g.ldc)), n));
-        b.CreateStore(b.CreateLoad(t, acc[i][j]), kb.element(kb.param(2), st, off));
+        Value *v = b.CreateLoad(t, acc[i][j]);
+        if (!epilogue) {
+          jit::storeElement(b, dtype, v, kb.element(kb.param(2), st, off));
+          return;
+        }
+        // C is dense (ldc = n, batches m n apart): its offset is the
+        // epilogue's point. The value is C's as stored (a half rounded).
+        if (jit::isHalf(dtype))
+          v = jit::roundToHalf(b, dtype, v);
+        ok = ok && epilogue->emitAt(kb, 3, off, replaced, v, error);
       });
     }
-  GpuLaunch l;
-  l.kernel = kb.finish();
-  l.grid[0] = uint32_t(tilesN * tilesM);
-  l.grid[2] = uint32_t(g.batch);
-  l.args = {g.a, g.b, g.c};
-  return l;
+  launch.kernel = kb.finish();
+  launch.grid[0] = uint32_t(tilesN * tilesM);
+  launch.grid[2] = uint32_t(g.batch);
+  launch.args = {g.a, g.b, g.c};
+  if (epilogue)
+    launch.args.insert(launch.args.end(), epilogue->refs().begin(), epilogue->refs().end());
+  return ok;
 }
 
 } // namespace mdl::backend::hip

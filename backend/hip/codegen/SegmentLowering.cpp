@@ -5,12 +5,15 @@
 #include "backend/hip/codegen/GpuKernels.h"
 #include "backend/hip/codegen/ScratchPlan.h"
 #include "backend/runtime/DeviceBackend.h"
+#include "ir/passes/FusionDomain.h"
 #include "stdlib/Registry.h"
 
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace mdl::backend::hip {
 
@@ -18,9 +21,11 @@ using namespace ir;
 
 namespace {
 
-bool isHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
-
 std::string shapeText(const TensorType &t) { return t.str(); }
+
+/// The most operations a product's epilogue may have: each thread computes
+/// it inline for its 16 outputs.
+constexpr size_t kMaxEpilogueOps = 8;
 
 class Lowering;
 using LowerFn = bool (Lowering::*)(const Operation &, std::string &);
@@ -81,9 +86,14 @@ public:
           !stdlib::isView(v->def->kind) && !outputOf_.count(v))
         outputOf_.emplace(v, uint32_t(k));
     }
+    for (auto &op : region_.ops)
+      for (const Value *v : op->operands)
+        uses_[v].push_back(op.get());
     for (auto &op : region_.ops) {
       if (op.get() == y)
         break;
+      if (inEpilogue_.count(op.get()))
+        continue; // computed by the product before it
       current_ = op.get();
       LowerFn fn = loweringTable().find(op->kind);
       if (!fn) {
@@ -223,12 +233,6 @@ public:
   }
 
   bool lowerFusion(const Operation &op, std::string &error) {
-    for (Value *v : op.operands)
-      if (isHalf(v->type.dtype))
-        return halfError(error);
-    for (auto &r : op.results)
-      if (isHalf(r->type.dtype))
-        return halfError(error);
     std::vector<View> in, out;
     for (Value *v : op.operands)
       in.push_back(views_.at(v));
@@ -241,19 +245,23 @@ public:
       empty |= v->type.numElements() == 0;
     if (empty)
       return true; // nothing to compute (an empty reduction: see below)
-    GpuLaunch l;
+    std::vector<GpuLaunch> ls;
     ConstantSink sink = [this](const std::string &bytes) { return constant(bytes); };
-    if (!emitFusionKernel(gm_, op, in, out, sink, l, error))
+    ScratchSink scratch = [this](uint64_t bytes) {
+      return GpuRef{GpuRef::Kind::Scratch, scratch_.add(bytes), 0};
+    };
+    if (!emitFusionKernel(gm_, op, in, out, sink, scratch, ls, error))
       return false;
     size_t members = op.regions[0]->ops.size() - 1;
-    launch(l, "fusion of " + std::to_string(members) + " operation" + (members == 1 ? "" : "s"));
+    std::string what =
+        "fusion of " + std::to_string(members) + " operation" + (members == 1 ? "" : "s");
+    for (size_t i = 0; i < ls.size(); ++i)
+      launch(ls[i], ls.size() > 1 && i + 1 < ls.size() ? what + " (pieces)" : what);
     return true;
   }
 
   bool lowerMatmul(const Operation &op, std::string &error) {
     DType t = op.result()->type.dtype;
-    if (isHalf(t))
-      return halfError(error);
     View a = views_.at(op.operands[0]), b = views_.at(op.operands[1]);
     bool aVec = a.shape.size() == 1, bVec = b.shape.size() == 1;
     if (aVec) {
@@ -358,13 +366,67 @@ public:
     g.c = c.ref;
     g.ldc = n;
     g.strideC = m * n;
-    g.fallback = emitGemmKernel(gm_, g, t);
     GpuStep s;
     s.kind = GpuStep::Kind::Gemm;
-    s.gemm = g;
     s.what = "matmul " + shapeText(op.operands[0]->type) + " x " + shapeText(op.operands[1]->type);
+    const Operation *epi = aVec || bVec ? nullptr : epilogueOf(op);
+    if (epi) {
+      // The fusion after the product (a bias, an activation) in the
+      // fallback kernel, and as a kernel of its own after a vendor BLAS.
+      std::vector<View> in, out;
+      size_t replaced = 0;
+      for (size_t i = 0; i < epi->operands.size(); ++i) {
+        if (epi->operands[i] == op.result())
+          replaced = i;
+        in.push_back(epi->operands[i] == op.result() ? c : views_.at(epi->operands[i]));
+      }
+      for (auto &r : epi->results)
+        out.push_back(result(*epi, r.get()));
+      ConstantSink sink = [this](const std::string &bytes) { return constant(bytes); };
+      FusionEpilogue fe(gm_, *epi, in, out, sink);
+      std::vector<GpuLaunch> alone;
+      if (!fe.prepare(error) || !emitGemmKernel(gm_, g, t, g.fallback, error, &fe, replaced) ||
+          !fe.standalone(alone, error))
+        return false;
+      g.hasEpilogue = true;
+      g.epilogue = alone.at(0);
+      inEpilogue_.insert(epi);
+      size_t members = epi->regions[0]->ops.size() - 1;
+      s.what +=
+          " + fusion of " + std::to_string(members) + " operation" + (members == 1 ? "" : "s");
+    } else if (!emitGemmKernel(gm_, g, t, g.fallback, error)) {
+      return false;
+    }
+    s.gemm = g;
     addStep(std::move(s));
     return true;
+  }
+
+  /// The fusion computed from a product's result alone, if it can be the
+  /// product's epilogue: the result's only user, element-wise over the
+  /// result's shape (no reductions), small (each thread computes it for
+  /// its 16 outputs, inline), reading the result once and otherwise only
+  /// values computed before the product; the result is not yielded.
+  const Operation *epilogueOf(const Operation &mm) const {
+    const Value *c = mm.result();
+    auto it = uses_.find(c);
+    if (it == uses_.end() || it->second.size() != 1 || outputOf_.count(c))
+      return nullptr;
+    const Operation *f = it->second[0];
+    if (f->kind != OpKind::Fusion || f->regions.empty() ||
+        f->regions[0]->ops.size() > kMaxEpilogueOps + 1 ||
+        std::count(f->operands.begin(), f->operands.end(), c) != 1)
+      return nullptr;
+    for (const Value *v : f->operands)
+      if (v != c && !views_.count(v))
+        return nullptr;
+    for (auto &r : f->results)
+      if (r->type.numElements() == 0)
+        return nullptr;
+    auto dom = passes::fusionDomain(*f);
+    if (!dom || dom->hasReductions || dom->dims != c->type.sizes())
+      return nullptr;
+    return f;
   }
 
   // concat and stack: each operand copied into its part of the result.
@@ -414,21 +476,34 @@ public:
     return true;
   }
 
+  // gather, embedding, dynamic_index: the indices checked first (unless
+  // they are constants in range), an index out of range reported as the
+  // CPU kernel reports it (backend/cpu/IndexingKernels.cpp, same message),
+  // through the error record; the gather itself clamps, so that no kernel
+  // reads outside x.
   bool lowerGather(const Operation &op, std::string &) {
     View out = result(op);
     View x = views_.at(op.operands[0]), idx = views_.at(op.operands[1]);
-    int axis = op.kind == OpKind::Embedding ? 0 : int(op.intAttr("axis", 0));
-    if (out.numElements() > 0)
-      launch(emitGatherKernel(gm_, out, x, idx, axis), opName(op.kind));
+    bool embedding = op.kind == OpKind::Embedding;
+    int axis = embedding ? 0 : int(op.intAttr("axis", 0));
+    int64_t n = x.shape[size_t(axis)];
+    std::string message =
+        embedding ? "embedding id {} is out of range for a table of " + std::to_string(n) + " rows"
+                  : "index {} is out of range for axis " + std::to_string(axis) + " with size " +
+                        std::to_string(n);
+    if (idx.numElements() > 0 && !constantIndicesInRange(idx, n, !embedding))
+      launch(
+          emitIndexCheckKernel(gm_, idx, n, !embedding, errorRecord(), uint32_t(p_.steps.size())),
+          std::string(opName(op.kind)) + " (index check)", message);
+    if (out.numElements() > 0 && n > 0)
+      launch(emitGatherKernel(gm_, out, x, idx, axis, !embedding), opName(op.kind));
     return true;
   }
 
   // argmax / argmin / prod: the reduced axes moved last (a view), then one
   // work-group per row.
-  bool lowerArgReduce(const Operation &op, std::string &error) {
+  bool lowerArgReduce(const Operation &op, std::string &) {
     View x = views_.at(op.operands[0]);
-    if (isHalf(x.dtype))
-      return halfError(error);
     std::vector<int64_t> axes;
     if (op.attr("axis")) {
       const Attribute *a = op.attr("axis");
@@ -465,10 +540,8 @@ public:
     return true;
   }
 
-  bool lowerConv(const Operation &op, std::string &error) {
+  bool lowerConv(const Operation &op, std::string &) {
     View x = views_.at(op.operands[0]);
-    if (isHalf(x.dtype))
-      return halfError(error);
     std::vector<int64_t> stride = pairAttr(op, "stride", {1, 1}),
                          padding = pairAttr(op, "padding", {0, 0});
     View out = result(op);
@@ -479,10 +552,8 @@ public:
     return true;
   }
 
-  bool lowerPool(const Operation &op, std::string &error) {
+  bool lowerPool(const Operation &op, std::string &) {
     View x = views_.at(op.operands[0]);
-    if (isHalf(x.dtype))
-      return halfError(error);
     std::vector<int64_t> size = pairAttr(op, "size", {1, 1}), stride = pairAttr(op, "stride", size);
     View out = result(op);
     if (out.numElements() > 0)
@@ -502,13 +573,6 @@ private:
     if (a->kind() == Attribute::Kind::Int)
       return {a->asInt(), a->asInt()};
     return a->asIntList().size() == 2 ? a->asIntList() : dflt;
-  }
-
-  bool halfError(std::string &error) {
-    error = "the GPU code generator does not compile f16 or bf16 arithmetic "
-            "yet (run this "
-            "operation on the cpu)";
-    return false;
   }
 
   bool fail(const Operation &op, std::string &error) {
@@ -569,12 +633,62 @@ private:
     return {GpuRef::Kind::Constant, 0, int64_t(at)};
   }
 
-  void launch(const GpuLaunch &l, const std::string &what) {
+  void launch(const GpuLaunch &l, const std::string &what, std::string error = "") {
     GpuStep s;
     s.kind = GpuStep::Kind::Launch;
     s.launch = l;
     s.what = what;
+    s.error = std::move(error);
     addStep(std::move(s));
+  }
+
+  /// The program's error record (a scratch slot live through every step).
+  GpuRef errorRecord() {
+    if (!errorSlot_)
+      errorSlot_ = scratch_.add(sizeof(GpuErrorRecord));
+    return {GpuRef::Kind::Scratch, *errorSlot_, 0};
+  }
+
+  /// Whether `idx` is constant data whose every index lies in [0, n)
+  /// (with `fromEnd`, in [-n, n)): nothing to check when the program runs.
+  bool constantIndicesInRange(const View &idx, int64_t n, bool fromEnd) const {
+    if (idx.ref.kind != GpuRef::Kind::Constant || !isInteger(idx.dtype))
+      return false;
+    size_t size = dtypeSize(idx.dtype);
+    for (int64_t i = 0, total = idx.numElements(); i < total; ++i) {
+      int64_t at = 0, rest = i;
+      for (size_t d = idx.shape.size(); d-- > 0;) {
+        at += rest % idx.shape[d] * idx.strides[d];
+        rest /= idx.shape[d];
+      }
+      size_t byte = size_t(idx.ref.offset + at * int64_t(size));
+      if (byte + size > p_.constants.size())
+        return false;
+      int64_t k = 0;
+      const char *src = p_.constants.data() + byte;
+      switch (idx.dtype) {
+      case DType::I8:
+        k = int8_t(*src);
+        break;
+      case DType::U8:
+        k = uint8_t(*src);
+        break;
+      case DType::I32: {
+        int32_t v;
+        std::memcpy(&v, src, 4);
+        k = v;
+        break;
+      }
+      case DType::I64:
+        std::memcpy(&k, src, 8);
+        break;
+      default:
+        return false;
+      }
+      if (k >= n || k < (fromEnd ? -n : 0))
+        return false;
+    }
+    return true;
   }
 
   void addStep(GpuStep s) {
@@ -603,6 +717,9 @@ private:
       fn(s.gemm.c);
       for (GpuRef &r : s.gemm.fallback.args)
         fn(r);
+      if (s.gemm.hasEpilogue)
+        for (GpuRef &r : s.gemm.epilogue.args)
+          fn(r);
       break;
     case GpuStep::Kind::Copy:
       fn(s.copy.dst);
@@ -613,7 +730,13 @@ private:
 
   // Slots become offsets in the one scratch area.
   void finishScratch() {
+    if (errorSlot_) {
+      scratch_.touch(*errorSlot_, 0);
+      scratch_.touch(*errorSlot_, uint32_t(p_.steps.size()));
+    }
     p_.scratchBytes = scratch_.place();
+    if (errorSlot_)
+      p_.errorOffset = int64_t(scratch_.offset(*errorSlot_));
     for (GpuStep &s : p_.steps)
       forEachRef(s, [&](GpuRef &r) {
         if (r.kind != GpuRef::Kind::Scratch)
@@ -632,6 +755,9 @@ private:
   std::unordered_map<const Value *, uint32_t> outputOf_;
   std::vector<bool> placed_;
   const Operation *current_ = nullptr;
+  std::optional<uint32_t> errorSlot_;
+  std::unordered_map<const Value *, std::vector<const Operation *>> uses_;
+  std::unordered_set<const Operation *> inEpilogue_; // fusions a product computes
 };
 
 LoweringTable::LoweringTable() : fns_(size_t(kNumOpKinds), nullptr) {

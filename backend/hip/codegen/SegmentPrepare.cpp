@@ -131,8 +131,7 @@ void lastAxisComposites(Region &r) {
     const TensorType &xt = op.operands[0]->type;
     int rank = xt.rank();
     int64_t axis = op.intAttr("axis", -1);
-    if (!xt.isStatic() || rank < 2 || axis < 0 || axis == rank - 1 ||
-        (xt.dtype != DType::F32 && xt.dtype != DType::F64)) {
+    if (!xt.isStatic() || rank < 2 || axis < 0 || axis == rank - 1 || !isFloat(xt.dtype)) {
       out.push_back(std::move(opPtr));
       continue;
     }

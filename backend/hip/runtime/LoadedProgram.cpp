@@ -152,6 +152,9 @@ Error LoadedProgram::prepare() {
                          : s.kind == GpuStep::Kind::Gemm ? &s.gemm.fallback
                                                          : nullptr;
     tags_.push_back(l ? device_.stats.row(p.kernels[l->kernel].name, s.what) : -1);
+    bool epilogue = s.kind == GpuStep::Kind::Gemm && s.gemm.hasEpilogue;
+    epilogueTags_.push_back(
+        epilogue ? device_.stats.row(p.kernels[s.gemm.epilogue.kernel].name, s.what) : -1);
   }
   if (p.scratchBytes) {
     auto m = device_.alloc(p.scratchBytes);
@@ -160,6 +163,8 @@ Error LoadedProgram::prepare() {
                   " bytes of scratch memory: " + llvm::toString(m.takeError()));
     scratch_ = *m;
   }
+  if (Error e = clearErrorRecord())
+    return e;
   if (!p.constants.empty()) {
     auto m = device_.alloc(p.constants.size());
     if (!m)
@@ -245,7 +250,33 @@ Error LoadedProgram::run(const mdl_buffer *inputs, uint32_t nInputs, const mdl_b
       std::string what = s.what.empty() ? "" : s.what + ": ";
       return fail(at + what + llvm::toString(std::move(e)));
     }
-  return Error::success();
+  return checkErrorRecord();
+}
+
+Error LoadedProgram::clearErrorRecord() {
+  if (program_.errorOffset < 0)
+    return Error::success();
+  static const GpuErrorRecord kClear;
+  return device_.gpu->copyIn(DeviceRef{scratch_, uint64_t(program_.errorOffset)}, &kClear,
+                             sizeof kClear);
+}
+
+// Waits for the run's steps (the record is read after them): only programs
+// whose kernels can find errors pay for it.
+Error LoadedProgram::checkErrorRecord() {
+  if (program_.errorOffset < 0)
+    return Error::success();
+  GpuErrorRecord record;
+  if (Error e = device_.gpu->copyOut(&record, DeviceRef{scratch_, uint64_t(program_.errorOffset)},
+                                     sizeof record))
+    return e;
+  std::string msg = gpuErrorMessage(program_, record);
+  if (msg.empty())
+    return Error::success();
+  // The next run starts without it.
+  if (Error e = clearErrorRecord())
+    llvm::consumeError(std::move(e));
+  return fail(msg);
 }
 
 Error LoadedProgram::launch(const GpuLaunch &l, int tag) {
@@ -309,6 +340,9 @@ Error LoadedProgram::runStep(const GpuStep &s, size_t index) {
     if (!*taken)
       return launch(g.fallback, tags_[index]);
     device_.stats.launched(tag);
+    // The BLAS wrote C; the epilogue the fallback would have fused runs now.
+    if (g.hasEpilogue)
+      return launch(g.epilogue, epilogueTags_[index]);
     return Error::success();
   }
   case GpuStep::Kind::Copy:

@@ -7,7 +7,9 @@
 // given against the program's inputs and outputs and enqueues the steps on
 // the device's stream: kernel launches, products (on the vendor BLAS when
 // it takes them, else mdl's own kernel) and copies. It returns without
-// waiting; an error names the step's source line ("LINE:COL: ").
+// waiting, except for a program with an error record (kernels that check
+// indices): its run waits for its steps and reads the record. An error
+// names the step's source line ("LINE:COL: ").
 #pragma once
 
 #include "backend/hip/GpuProgram.h"
@@ -33,6 +35,10 @@ private:
   explicit LoadedProgram(DeviceState &device) : device_(device) {}
   llvm::Error prepare();
   llvm::Error runStep(const GpuStep &step, size_t index);
+  /// Zeroes the error record (enqueued); nothing without one.
+  llvm::Error clearErrorRecord();
+  /// Waits, reads the error record and reports the error it holds.
+  llvm::Error checkErrorRecord();
   llvm::Error launch(const GpuLaunch &l, int tag);
   DeviceRef ref(const GpuRef &r) const;
 
@@ -41,6 +47,7 @@ private:
   std::unique_ptr<GpuModule> module_;
   std::vector<void *> kernels_;      // by GpuProgram::kernels index
   std::vector<int> tags_;            // each step's statistics row
+  std::vector<int> epilogueTags_;    // a Gemm step's epilogue's row (-1: none)
   DeviceMemory scratch_, constants_; // address 0 when empty
   // The current run's buffers.
   std::vector<DeviceRef> inputs_, outputs_;
