@@ -72,7 +72,7 @@ class Report:
 
     def row(self, label, mdl_us, peers_us, flops=None, limit=None):
         best = min(peers_us.values()) if peers_us else None
-        ratio = "%.2f" % (mdl_us / best) if best else ""
+        ratio = ("%.2f" if mdl_us >= 0.01 * best else "%.2g") % (mdl_us / best) if best else ""
         rate = "%.0f" % (flops / mdl_us / 1e3) if flops else ""
         self.rows.append("| %s | %s | %s | %s | %s | %s |" % (
             label, fmt_time(mdl_us),
