@@ -27,9 +27,6 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "hlo"))
-import vit_program  # noqa: E402
 
 PY = "/usr/bin/python3"
 RESNET = "keras_jax_resnet50_predict_f32.hlo"

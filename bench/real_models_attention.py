@@ -26,8 +26,6 @@ Importable: bench/real_models.py can call measure() and report().
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
 
@@ -93,57 +91,14 @@ def run_torch(mode, threads, extra, repeat, save=None):
 
 def measure(mdl, work, corpus, rounds=5, repeat=500, rate_tool=None, log=sys.stderr):
     """Everything the report gives, as a dict."""
-    mdl = os.path.abspath(mdl)
-    load_before = os.getloadavg()
-    program = os.path.join(corpus, HLO)
-    ins = write_inputs(work)
-    out = os.path.join(work, "attn_out")
-    subprocess.run([mdl, "run", program, "-q", "--out", out] + ["--input=" + i for i in ins],
-                   check=True)
-    run_torch("torch-eager", 0, {}, 1, save=os.path.join(work, "attn_torch.npy"))
-    got = U.load_npy(os.path.join(out, "0.npy")).astype(np.float64)
-    want = np.load(os.path.join(work, "attn_torch.npy")).astype(np.float64)
-
-    times = {"mdl": []}
-    compile_ms = []
-    for r in range(rounds):
-        print("attention: round %d of %d" % (r + 1, rounds), file=log)
-        t, c = U.run_mdl(mdl, program, ins, repeat)
-        times["mdl"].append(t)
-        compile_ms.append(c)
-        for name, mode, threads, extra in U.PEERS:
-            t = run_torch(mode, threads, extra, repeat)
-            if t is not None:
-                times.setdefault(name, []).append(t)
-    rate = U.bf16_rate(rate_tool or U.default_tool(mdl, "bf16_rate"))
-    med = {k: statistics.median(v) for k, v in times.items()}
-    best = min(v for k, v in med.items() if k != "mdl")
-    flops = attention_flops()
-    res = {"workload": "attention block in bf16 (%s: 12 heads, 128 x 64)" % HLO, "flops": flops,
-           "times_us": med, "ratio": med["mdl"] / best,
-           "compile_ms": statistics.median(compile_ms),
-           "max_abs_diff": float(np.abs(got - want).max()),
-           "max_abs_ref": float(np.abs(want).max()),
-           "load": [load_before[0], os.getloadavg()[0]], "bf16_rate": rate}
-    if rate:
-        res["limit_us"] = flops / (rate["gflops"] * 1e9) * 1e6
-    return res
+    return U.compare_with_torch(
+        "attention", mdl, os.path.join(corpus, HLO), write_inputs(work), run_torch, work, rounds,
+        repeat, repeat, attention_flops(),
+        "attention block in bf16 (%s: 12 heads, 128 x 64)" % HLO, rate_tool, log)
 
 
 def report(res, rounds):
-    flops = res["flops"]
-    print("%s: %.3f GFLOP, median of %d interleaved rounds; load average %.2f before, %.2f after"
-          % (res["workload"], flops / 1e9, rounds, res["load"][0], res["load"][1]))
-    for k, v in res["times_us"].items():
-        print("  %-32s %9.1f us  %7.1f GFLOP/s" % (k, v, flops / v / 1e3))
-    print("  ratio mdl / fastest PyTorch: %.2f" % res["ratio"])
-    print("  mdl compile (parse to runnable): %.0f ms" % res["compile_ms"])
-    rate = res.get("bf16_rate")
-    if rate:
-        print("  limit at oneDNN's bf16 rate (%.0f GFLOP/s on %d threads, %s): %.1f us"
-              % (rate["gflops"], rate["threads"], rate["impl"], res["limit_us"]))
-    print("  results: max |mdl - PyTorch| %.3g (largest |PyTorch| %.3g)"
-          % (res["max_abs_diff"], res["max_abs_ref"]))
+    U.report_comparison(res, rounds, "us")
 
 
 def main():

@@ -41,7 +41,6 @@ import re
 import statistics
 import struct
 import subprocess
-import sys
 import tempfile
 import time
 

@@ -131,3 +131,65 @@ def bf16_rate(tool):
 def default_tool(mdl, name):
     """build/bench/NAME beside build/bin/mdl."""
     return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(mdl))), "bench", name)
+
+
+def compare_with_torch(tag, mdl, program, inputs, run_torch, work, rounds, repeat, peer_repeat,
+                       flops, workload, rate_tool, log):
+    """One bf16 workload against the PyTorch peers (PEERS), as the
+    attention block and the ViT report it: mdl's output against PyTorch
+    eager's, then `rounds` interleaved rounds of `mdl run --repeat` and the
+    peers (`run_torch(mode, threads, env, repeat, save=None)` runs one in a
+    fresh process), medians, the ratio to the fastest peer, and the limit at
+    the machine's bf16 matrix rate."""
+    mdl = os.path.abspath(mdl)
+    load_before = os.getloadavg()
+    out = os.path.join(work, tag + "_out")
+    subprocess.run([mdl, "run", program, "-q", "--out", out] + ["--input=" + i for i in inputs],
+                   check=True)
+    saved = os.path.join(work, tag + "_torch.npy")
+    run_torch("torch-eager", 0, {}, 1, save=saved)
+    got = load_npy(os.path.join(out, "0.npy")).astype(np.float64)
+    want = np.load(saved).astype(np.float64)
+
+    times = {"mdl": []}
+    compile_ms = []
+    for r in range(rounds):
+        print("%s: round %d of %d" % (tag, r + 1, rounds), file=log)
+        t, c = run_mdl(mdl, program, inputs, repeat)
+        times["mdl"].append(t)
+        compile_ms.append(c)
+        for name, mode, threads, extra in PEERS:
+            t = run_torch(mode, threads, extra, peer_repeat)
+            if t is not None:
+                times.setdefault(name, []).append(t)
+    rate = bf16_rate(rate_tool or default_tool(mdl, "bf16_rate"))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    best = min(v for k, v in med.items() if k != "mdl")
+    res = {"workload": workload, "flops": flops, "times_us": med, "ratio": med["mdl"] / best,
+           "compile_ms": statistics.median(compile_ms),
+           "max_abs_diff": float(np.abs(got - want).max()),
+           "max_abs_ref": float(np.abs(want).max()),
+           "load": [load_before[0], os.getloadavg()[0]], "bf16_rate": rate}
+    if rate:
+        res["limit_us"] = flops / (rate["gflops"] * 1e9) * 1e6
+    return res
+
+
+def report_comparison(res, rounds, unit):
+    """Prints what compare_with_torch measured, times in `unit` ("us" or
+    "ms")."""
+    scale, digits = (1.0, 1) if unit == "us" else (1e3, 2)
+    flops = res["flops"]
+    print("%s: %.3g GFLOP, median of %d interleaved rounds; load average %.2f before, %.2f after"
+          % (res["workload"], flops / 1e9, rounds, res["load"][0], res["load"][1]))
+    for k, v in res["times_us"].items():
+        print("  %-32s %9.*f %s  %7.1f GFLOP/s" % (k, digits, v / scale, unit, flops / v / 1e3))
+    print("  ratio mdl / fastest PyTorch: %.2f" % res["ratio"])
+    print("  mdl compile (parse to runnable): %.0f ms" % res["compile_ms"])
+    rate = res.get("bf16_rate")
+    if rate:
+        print("  limit at oneDNN's bf16 rate (%.0f GFLOP/s on %d threads, %s): %.*f %s"
+              % (rate["gflops"], rate["threads"], rate["impl"], digits,
+                 res["limit_us"] / scale, unit))
+    print("  results: max |mdl - PyTorch| %.3g (largest |PyTorch| %.3g)"
+          % (res["max_abs_diff"], res["max_abs_ref"]))

@@ -30,8 +30,6 @@ figure) and report(), or use vit_program(), write_vit() and vit_flops().
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
 
@@ -194,59 +192,17 @@ def peer_main(mode, threads, repeat, save):
 
 
 def measure(mdl, work, rounds=3, repeat=20, rate_tool=None, log=sys.stderr):
-    """Everything the report gives, as a dict (see main)."""
-    mdl = os.path.abspath(mdl)
-    load_before = os.getloadavg()
+    """Everything the report gives, as a dict (see main): the logits equal
+    PyTorch's within bf16 rounding, then the timed rounds."""
     write_vit(work)
-    program, inputs = os.path.join(work, "vit.mdl"), ["img=" + os.path.join(work, "vit_x.npy")]
-
-    # Same logits as PyTorch, within bf16 rounding.
-    out = os.path.join(work, "vit_out")
-    subprocess.run([mdl, "run", program, "-q", "--out", out] + ["--input=" + i for i in inputs],
-                   check=True)
-    run_torch("torch-eager", 0, {}, 1, save=os.path.join(work, "vit_torch.npy"))
-    got = U.load_npy(os.path.join(out, "0.npy")).astype(np.float64)
-    want = np.load(os.path.join(work, "vit_torch.npy")).astype(np.float64)
-
-    times = {"mdl": []}
-    compile_ms = []
-    for r in range(rounds):
-        print("vit: round %d of %d" % (r + 1, rounds), file=log)
-        t, c = U.run_mdl(mdl, program, inputs, repeat)
-        times["mdl"].append(t)
-        compile_ms.append(c)
-        for name, mode, threads, extra in U.PEERS:
-            t = run_torch(mode, threads, extra, max(3, repeat // 2))
-            if t is not None:
-                times.setdefault(name, []).append(t)
-    rate = U.bf16_rate(rate_tool or U.default_tool(mdl, "bf16_rate"))
-    med = {k: statistics.median(v) for k, v in times.items()}
-    best = min(v for k, v in med.items() if k != "mdl")
-    flops = vit_flops()
-    res = {"workload": "ViT-B/16 in bf16, batch 1 (torchvision vit_b_16)", "flops": flops,
-           "times_us": med, "ratio": med["mdl"] / best, "compile_ms": statistics.median(compile_ms),
-           "max_abs_diff": float(np.abs(got - want).max()),
-           "max_abs_ref": float(np.abs(want).max()),
-           "load": [load_before[0], os.getloadavg()[0]], "bf16_rate": rate}
-    if rate:
-        res["limit_us"] = flops / (rate["gflops"] * 1e9) * 1e6
-    return res
+    return U.compare_with_torch(
+        "vit", mdl, os.path.join(work, "vit.mdl"), ["img=" + os.path.join(work, "vit_x.npy")],
+        run_torch, work, rounds, repeat, max(3, repeat // 2), vit_flops(),
+        "ViT-B/16 in bf16, batch 1 (torchvision vit_b_16)", rate_tool, log)
 
 
 def report(res, rounds):
-    flops = res["flops"]
-    print("%s: %.1f GFLOP, median of %d interleaved rounds; load average %.2f before, %.2f after"
-          % (res["workload"], flops / 1e9, rounds, res["load"][0], res["load"][1]))
-    for k, v in res["times_us"].items():
-        print("  %-32s %9.2f ms  %7.1f GFLOP/s" % (k, v / 1e3, flops / v / 1e3))
-    print("  ratio mdl / fastest PyTorch: %.2f" % res["ratio"])
-    print("  mdl compile (parse to runnable): %.0f ms" % res["compile_ms"])
-    rate = res.get("bf16_rate")
-    if rate:
-        print("  limit at oneDNN's bf16 rate (%.0f GFLOP/s on %d threads, %s): %.2f ms"
-              % (rate["gflops"], rate["threads"], rate["impl"], res["limit_us"] / 1e3))
-    print("  results: max |mdl - PyTorch| %.3g (largest |PyTorch| %.3g)"
-          % (res["max_abs_diff"], res["max_abs_ref"]))
+    U.report_comparison(res, rounds, "ms")
 
 
 def main():

@@ -105,7 +105,7 @@ class Hlo:
         return self.bin("multiply", half, self.bin("add", t, self.scalar(1.0, s), s), s)
 
     def attention(self, x, p):
-        s, qkv_s = [1, TOKENS, D], [1, TOKENS, 3 * D]
+        s = [1, TOKENS, D]
         qkv = self.linear(x, p["wqkv"], p["bqkv"], D, 3 * D)
         heads = []
         for k in range(3):

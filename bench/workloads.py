@@ -221,7 +221,7 @@ def compile_program(n_ops):
     constants per statement on average)."""
     per_fn = 25
     statements = max(1, n_ops // 6)
-    fns, body, k = [], [], 0
+    fns, body = [], []
     for s in range(statements):
         if s % 5 == 0:
             body.append("  let h = tanh(h @ w + %d.5) * 0.%d + h" % (s % 7, 1 + s % 8))
