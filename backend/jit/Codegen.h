@@ -129,6 +129,40 @@ llvm::Value *emitElementwise(llvm::IRBuilder<> &b, const ir::Operation &op,
                              const std::vector<llvm::Value *> &args, std::string &error);
 /// The row reductions the loop emitter generates (sum, mean, max, min).
 bool emitsRowReduction(ir::OpKind k);
+
+// How a row reduction accumulates, the same in the CPU's loops
+// (LoopCodegen.cpp) and the GPU's kernels (backend/hip/codegen): float sums
+// in f64, each reduction's identity, NaN propagation of float max / min
+// (the CPU kernels' semantics), the mean's division.
+
+/// How a float max / min lets a NaN through.
+enum class NaNPropagation {
+  /// A second accumulator (an i1) records whether a NaN was seen, so that
+  /// the first can be a plain maxnum / minnum (one vectorizable
+  /// instruction, without llvm.maximum's per-element NaN and signed-zero
+  /// handling); the result is NaN when the flag is set.
+  Flag,
+  /// A compare and select per step, one accumulator: what a work-group's
+  /// tree combines (llvm.maximum has no lowering in the LLVM 15 behind
+  /// PoCL).
+  Select,
+};
+/// The type reduction `r` accumulates in.
+llvm::Type *accumulatorType(llvm::LLVMContext &c, const ir::Operation &r);
+/// The accumulators' start: the identity (and, under Flag for a float max /
+/// min, "no NaN seen").
+std::vector<llvm::Value *> accumulatorInit(llvm::IRBuilder<> &b, const ir::Operation &r,
+                                           NaNPropagation nans);
+/// The accumulators after element `x` (compute type, or an accumulator
+/// itself); `reassociate` lets float sums be reordered (vectorized).
+std::vector<llvm::Value *> accumulate(llvm::IRBuilder<> &b, const ir::Operation &r,
+                                      const std::vector<llvm::Value *> &acc, llvm::Value *x,
+                                      NaNPropagation nans, bool reassociate);
+/// The reduction's value (compute type) from its accumulators, over `count`
+/// elements.
+llvm::Value *accumulatorResult(llvm::IRBuilder<> &b, const ir::Operation &r,
+                               const std::vector<llvm::Value *> &acc, NaNPropagation nans,
+                               int64_t count);
 /// The fusible kinds of the operation table that the JIT cannot generate
 /// ("" when it can generate every one): an element-wise code generator for
 /// each, or the loop emitter's reduction code for a row reduction. The

@@ -430,81 +430,20 @@ private:
     return r;
   }
 
-  // What a reduction accumulates in, starts from, and adds.
-  llvm::Type *accType(const Operation &r) {
-    DType t = r.results[0]->type.dtype;
-    bool sum = r.kind == OpKind::Sum || r.kind == OpKind::Mean;
-    if (sum && isFloat(t))
-      return b_.getDoubleTy();
-    return computeType(c_, t);
-  }
-
-  /// Float max / min keep a second accumulator, whether a NaN was seen, so
-  /// that the first one can be a plain (vectorizable, one instruction)
-  /// maxnum / minnum: a NaN anywhere makes the result NaN, as the kernels'
-  /// NaN-propagating reductions do, without llvm.maximum's per-element
-  /// NaN and signed-zero handling (six dependent instructions on x86).
-  bool tracksNaN(const Operation &r) {
-    return (r.kind == OpKind::ReduceMax || r.kind == OpKind::ReduceMin) &&
-           isFloat(r.results[0]->type.dtype);
-  }
-
+  // How a reduction accumulates (Codegen.h): with a NaN flag, so that
+  // max / min vectorize, and sums the vectorizer may reorder.
+  llvm::Type *accType(const Operation &r) { return accumulatorType(c_, r); }
   std::vector<Value *> accInit(const Operation &r) {
-    DType t = r.results[0]->type.dtype;
-    llvm::Type *at = accType(r);
-    if (r.kind == OpKind::Sum || r.kind == OpKind::Mean)
-      return {isFloat(t) ? (Value *)llvm::ConstantFP::get(at, 0.0) : llvm::ConstantInt::get(at, 0)};
-    bool isMax = r.kind == OpKind::ReduceMax;
-    if (isFloat(t))
-      return {llvm::ConstantFP::getInfinity(at, isMax), b_.getFalse()};
-    unsigned bits = at->getIntegerBitWidth();
-    if (t == DType::U8)
-      return {isMax ? llvm::ConstantInt::get(at, 0)
-                    : llvm::ConstantInt::get(at, llvm::APInt::getMaxValue(bits))};
-    return {llvm::ConstantInt::get(at, isMax ? llvm::APInt::getSignedMinValue(bits)
-                                             : llvm::APInt::getSignedMaxValue(bits))};
+    return accumulatorInit(b_, r, NaNPropagation::Flag);
   }
-
   std::vector<Value *> accAdd(const Operation &r, const std::vector<Value *> &acc, Value *x) {
-    DType t = r.results[0]->type.dtype;
-    if (r.kind == OpKind::Sum || r.kind == OpKind::Mean) {
-      if (!isFloat(t))
-        return {b_.CreateAdd(acc[0], x)};
-      if (x->getType() != acc[0]->getType())
-        x = b_.CreateFPExt(x, acc[0]->getType());
-      Value *s = b_.CreateFAdd(acc[0], x);
-      llvm::cast<llvm::Instruction>(s)->setHasAllowReassoc(true);
-      return {s};
-    }
-    bool isMax = r.kind == OpKind::ReduceMax;
-    if (tracksNaN(r)) {
-      // NaN inputs make the maxnum poison; accFinish never selects it then.
-      Value *m = b_.CreateIntrinsic(isMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum,
-                                    {acc[0]->getType()}, {acc[0], x});
-      auto *mi = llvm::cast<llvm::Instruction>(m);
-      mi->setHasNoNaNs(true);
-      mi->setHasNoSignedZeros(true);
-      return {m, b_.CreateOr(acc[1], b_.CreateFCmpUNO(x, x))};
-    }
-    llvm::Intrinsic::ID id = t == DType::U8 ? (isMax ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
-                                            : (isMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
-    return {b_.CreateIntrinsic(id, {acc[0]->getType()}, {acc[0], x})};
+    return accumulate(b_, r, acc, x, NaNPropagation::Flag, /*reassociate=*/true);
   }
-
   Value *accFinish(const Operation &r, const std::vector<Value *> &accs) {
-    DType t = r.results[0]->type.dtype;
-    Value *acc = accs[0];
-    if (tracksNaN(r))
-      acc = b_.CreateSelect(accs[1], llvm::ConstantFP::getNaN(acc->getType()), acc);
-    if (r.kind == OpKind::Mean) {
-      int64_t count = 1;
-      for (size_t a = dims_.size() - size_t(inner_); a < dims_.size(); ++a)
-        count *= dims_[a];
-      acc = b_.CreateFDiv(acc, llvm::ConstantFP::get(acc->getType(), double(count)));
-    }
-    if (isFloat(t) && acc->getType() != computeType(c_, t))
-      acc = b_.CreateFPTrunc(acc, computeType(c_, t));
-    return acc;
+    int64_t count = 1;
+    for (size_t a = dims_.size() - size_t(inner_); a < dims_.size(); ++a)
+      count *= dims_[a];
+    return accumulatorResult(b_, r, accs, NaNPropagation::Flag, count);
   }
 
   // Everything computed per outer point.

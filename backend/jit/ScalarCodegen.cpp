@@ -570,6 +570,93 @@ bool emitsRowReduction(OpKind k) {
          k == OpKind::ReduceMin;
 }
 
+namespace {
+bool isSumLike(const Operation &r) { return r.kind == OpKind::Sum || r.kind == OpKind::Mean; }
+bool isFloatMaxMin(const Operation &r) {
+  return (r.kind == OpKind::ReduceMax || r.kind == OpKind::ReduceMin) &&
+         ir::isFloat(r.results[0]->type.dtype);
+}
+} // namespace
+
+llvm::Type *accumulatorType(llvm::LLVMContext &c, const Operation &r) {
+  DType t = r.results[0]->type.dtype;
+  if (isSumLike(r) && ir::isFloat(t))
+    return llvm::Type::getDoubleTy(c);
+  return computeType(c, t);
+}
+
+std::vector<Value *> accumulatorInit(llvm::IRBuilder<> &b, const Operation &r,
+                                     NaNPropagation nans) {
+  DType t = r.results[0]->type.dtype;
+  llvm::Type *at = accumulatorType(b.getContext(), r);
+  if (isSumLike(r))
+    return {ir::isFloat(t) ? (Value *)llvm::ConstantFP::get(at, 0.0)
+                           : llvm::ConstantInt::get(at, 0)};
+  bool isMax = r.kind == OpKind::ReduceMax;
+  if (ir::isFloat(t)) {
+    Value *identity = llvm::ConstantFP::getInfinity(at, isMax);
+    if (nans == NaNPropagation::Flag)
+      return {identity, b.getFalse()};
+    return {identity};
+  }
+  unsigned bits = at->getIntegerBitWidth();
+  if (t == DType::U8)
+    return {isMax ? llvm::ConstantInt::get(at, 0)
+                  : llvm::ConstantInt::get(at, llvm::APInt::getMaxValue(bits))};
+  return {llvm::ConstantInt::get(at, isMax ? llvm::APInt::getSignedMinValue(bits)
+                                           : llvm::APInt::getSignedMaxValue(bits))};
+}
+
+std::vector<Value *> accumulate(llvm::IRBuilder<> &b, const Operation &r,
+                                const std::vector<Value *> &acc, Value *x, NaNPropagation nans,
+                                bool reassociate) {
+  DType t = r.results[0]->type.dtype;
+  if (isSumLike(r)) {
+    if (!ir::isFloat(t))
+      return {b.CreateAdd(acc[0], x)};
+    if (x->getType() != acc[0]->getType())
+      x = b.CreateFPExt(x, acc[0]->getType());
+    Value *s = b.CreateFAdd(acc[0], x);
+    if (reassociate)
+      if (auto *i = llvm::dyn_cast<llvm::Instruction>(s))
+        i->setHasAllowReassoc(true);
+    return {s};
+  }
+  bool isMax = r.kind == OpKind::ReduceMax;
+  if (isFloatMaxMin(r)) {
+    if (nans == NaNPropagation::Select) {
+      Value *better = isMax ? b.CreateFCmpOGT(x, acc[0]) : b.CreateFCmpOLT(x, acc[0]);
+      return {b.CreateSelect(b.CreateOr(better, b.CreateFCmpUNO(x, x)), x, acc[0])};
+    }
+    // A NaN input makes the maxnum poison; accumulatorResult never selects
+    // it then.
+    Value *m = b.CreateIntrinsic(isMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum,
+                                 {acc[0]->getType()}, {acc[0], x});
+    if (auto *mi = llvm::dyn_cast<llvm::Instruction>(m)) {
+      mi->setHasNoNaNs(true);
+      mi->setHasNoSignedZeros(true);
+    }
+    return {m, b.CreateOr(acc[1], b.CreateFCmpUNO(x, x))};
+  }
+  llvm::Intrinsic::ID id = t == DType::U8 ? (isMax ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
+                                          : (isMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
+  return {b.CreateIntrinsic(id, {acc[0]->getType()}, {acc[0], x})};
+}
+
+Value *accumulatorResult(llvm::IRBuilder<> &b, const Operation &r, const std::vector<Value *> &acc,
+                         NaNPropagation nans, int64_t count) {
+  DType t = r.results[0]->type.dtype;
+  Value *v = acc[0];
+  if (nans == NaNPropagation::Flag && isFloatMaxMin(r))
+    v = b.CreateSelect(acc[1], llvm::ConstantFP::getNaN(v->getType()), v);
+  if (r.kind == OpKind::Mean)
+    v = b.CreateFDiv(v, llvm::ConstantFP::get(v->getType(), double(count)));
+  llvm::Type *ct = computeType(b.getContext(), t);
+  if (ir::isFloat(t) && v->getType() != ct)
+    v = b.CreateFPTrunc(v, ct);
+  return v;
+}
+
 std::string elementCodegenProblems() {
   std::string missing;
   for (int k = 0; k < ir::kNumOpKinds; ++k) {

@@ -39,7 +39,6 @@ namespace {
 /// it idle), pieces of at least kMinPiece elements (16 per thread).
 constexpr int64_t kSplitRowsBelow = 256, kMinPiece = 16 * kBlock;
 
-bool isSumLike(OpKind k) { return k == OpKind::Sum || k == OpKind::Mean; }
 bool isUnsignedType(DType t) { return t == DType::U8 || t == DType::Bool; }
 
 /// a ** b on integers, as the CPU kernel computes it: square-and-multiply
@@ -317,61 +316,19 @@ private:
   }
 
   // --- reductions (the JIT's accumulation semantics) ----------------------
-  llvm::Type *accType(const Operation &r) {
-    DType t = r.results[0]->type.dtype;
-    if (isSumLike(r.kind) && isFloat(t))
-      return kb_->b().getDoubleTy();
-    return jit::computeType(kb_->context(), t);
-  }
+  llvm::Type *accType(const Operation &r) { return jit::accumulatorType(kb_->context(), r); }
   Value *accInit(const Operation &r) {
-    DType t = r.results[0]->type.dtype;
-    llvm::Type *at = accType(r);
-    if (isSumLike(r.kind))
-      return isFloat(t) ? (Value *)llvm::ConstantFP::get(at, 0.0) : llvm::ConstantInt::get(at, 0);
-    bool isMax = r.kind == OpKind::ReduceMax;
-    if (isFloat(t))
-      return llvm::ConstantFP::getInfinity(at, isMax);
-    unsigned bits = at->getIntegerBitWidth();
-    if (t == DType::U8)
-      return isMax ? llvm::ConstantInt::get(at, 0)
-                   : llvm::ConstantInt::get(at, llvm::APInt::getMaxValue(bits));
-    return llvm::ConstantInt::get(at, isMax ? llvm::APInt::getSignedMinValue(bits)
-                                            : llvm::APInt::getSignedMaxValue(bits));
+    return jit::accumulatorInit(kb_->b(), r, jit::NaNPropagation::Select)[0];
   }
   Value *accAdd(const Operation &r, Value *acc, Value *x) {
-    llvm::IRBuilder<> &b = kb_->b();
-    DType t = r.results[0]->type.dtype;
-    if (isSumLike(r.kind)) {
-      if (!isFloat(t))
-        return b.CreateAdd(acc, x);
-      if (x->getType() != acc->getType())
-        x = b.CreateFPExt(x, acc->getType());
-      return b.CreateFAdd(acc, x);
-    }
-    bool isMax = r.kind == OpKind::ReduceMax;
-    if (isFloat(t)) {
-      // NaN propagates (the CPU kernels' maxNaN), as a compare and select:
-      // llvm.maximum has no lowering in the LLVM 15 behind PoCL.
-      Value *better = isMax ? b.CreateFCmpOGT(x, acc) : b.CreateFCmpOLT(x, acc);
-      return b.CreateSelect(b.CreateOr(better, b.CreateFCmpUNO(x, x)), x, acc);
-    }
-    llvm::Intrinsic::ID id = t == DType::U8
-                                 ? (isMax ? llvm::Intrinsic::umax : llvm::Intrinsic::umin)
-                                 : (isMax ? llvm::Intrinsic::smax : llvm::Intrinsic::smin);
-    return b.CreateIntrinsic(id, {acc->getType()}, {acc, x});
+    return jit::accumulate(kb_->b(), r, {acc}, x, jit::NaNPropagation::Select,
+                           /*reassociate=*/false)[0];
   }
   Value *accFinish(const Operation &r, Value *acc) {
-    llvm::IRBuilder<> &b = kb_->b();
-    DType t = r.results[0]->type.dtype;
-    if (r.kind == OpKind::Mean) {
-      int64_t count = 1;
-      for (size_t a = dims_.size() - size_t(inner_); a < dims_.size(); ++a)
-        count *= dims_[a];
-      acc = b.CreateFDiv(acc, llvm::ConstantFP::get(acc->getType(), double(count)));
-    }
-    if (isFloat(t) && acc->getType() != jit::computeType(kb_->context(), t))
-      acc = b.CreateFPTrunc(acc, jit::computeType(kb_->context(), t));
-    return acc;
+    int64_t count = 1;
+    for (size_t a = dims_.size() - size_t(inner_); a < dims_.size(); ++a)
+      count *= dims_[a];
+    return jit::accumulatorResult(kb_->b(), r, {acc}, jit::NaNPropagation::Select, count);
   }
 
   std::vector<Value *> add(const std::vector<Value *> &a, const std::vector<Value *> &c) {
