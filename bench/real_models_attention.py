@@ -24,7 +24,6 @@ largest difference between mdl's result and PyTorch's.
 Importable: bench/real_models.py can call measure() and report().
 """
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -75,14 +74,7 @@ def peer_main(mode, threads, repeat, save):
             return torch.bmm(e / d, v).reshape(1, HEADS, SEQ, DIM)
 
     args = tuple(torch.from_numpy(x).to(torch.bfloat16) for x in inputs())
-    model = Attention().eval()
-    with torch.no_grad():
-        if mode == "torch-jit":
-            model = torch.jit.freeze(torch.jit.trace(model, args))
-        out = model(*args)
-        if save:
-            np.save(save, out.float().numpy())
-        print(json.dumps(U.time_calls(lambda: model(*args), repeat, 0.5)))
+    U.time_peer_model(Attention().eval(), args, mode, repeat, save, 0.5)
 
 
 def run_torch(mode, threads, extra, repeat, save=None):
@@ -103,16 +95,8 @@ def report(res, rounds):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mdl", default=os.path.join(HERE, "..", "build", "bin", "mdl"))
+    U.add_common_arguments(ap, os.path.join(HERE, "..", "build", "bin", "mdl"), 5, 500)
     ap.add_argument("--corpus", default=os.path.join(HERE, "..", "..", "shared", "corpus", "hlo"))
-    ap.add_argument("--bf16-rate", default=None, help="bench/bf16_rate (default: beside mdl)")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--repeat", type=int, default=500)
-    ap.add_argument("--work", default=None)
-    ap.add_argument("--json", default=None, help="also write the figures here")
-    ap.add_argument("--peer", help=argparse.SUPPRESS)
-    ap.add_argument("--threads", type=int, default=0, help=argparse.SUPPRESS)
-    ap.add_argument("--save", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.peer:
         peer_main(a.peer, a.threads, a.repeat, a.save)
@@ -120,9 +104,7 @@ def main():
     res = measure(a.mdl, a.work or tempfile.mkdtemp(prefix="mdl-attn-"), a.corpus, a.rounds,
                   a.repeat, a.bf16_rate)
     report(res, a.rounds)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(res, f, indent=1)
+    U.write_json(a.json, res)
     return 0
 
 

@@ -193,3 +193,39 @@ def report_comparison(res, rounds, unit):
                  res["limit_us"] / scale, unit))
     print("  results: max |mdl - PyTorch| %.3g (largest |PyTorch| %.3g)"
           % (res["max_abs_diff"], res["max_abs_ref"]))
+
+
+def time_peer_model(model, args, mode, repeat, save, warm_s):
+    """In a peer process (`--peer MODE`): `model` on the tuple `args` in
+    PyTorch's `mode` (torch-eager, or torch-jit: traced and frozen), its
+    output saved to `save` when asked, then its times printed as JSON (what
+    run_peer reads)."""
+    import torch
+    with torch.no_grad():
+        if mode == "torch-jit":
+            model = torch.jit.freeze(torch.jit.trace(model, args))
+        out = model(*args)
+        if save:
+            np.save(save, out.float().numpy())
+        print(json.dumps(time_calls(lambda: model(*args), repeat, warm_s)))
+
+
+def add_common_arguments(ap, mdl_default, rounds, repeat):
+    """The options every real-model script takes, the peers' hidden ones
+    included."""
+    import argparse
+    ap.add_argument("--mdl", default=mdl_default)
+    ap.add_argument("--bf16-rate", default=None, help="bench/bf16_rate (default: beside mdl)")
+    ap.add_argument("--rounds", type=int, default=rounds)
+    ap.add_argument("--repeat", type=int, default=repeat)
+    ap.add_argument("--work", default=None)
+    ap.add_argument("--json", default=None, help="also write the figures here")
+    ap.add_argument("--peer", help=argparse.SUPPRESS)
+    ap.add_argument("--threads", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--save", help=argparse.SUPPRESS)
+
+
+def write_json(path, res):
+    if path:
+        with open(path, "w") as f:
+            json.dump(res, f, indent=1)

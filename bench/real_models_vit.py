@@ -28,7 +28,6 @@ Also importable: bench/real_models.py can call measure() (a dict of every
 figure) and report(), or use vit_program(), write_vit() and vit_flops().
 """
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -180,15 +179,8 @@ def peer_main(mode, threads, repeat, save):
     import torch
     if threads:
         torch.set_num_threads(threads)
-    model = torch_vit()
     x = torch.from_numpy(vit_input()).to(torch.bfloat16)
-    with torch.no_grad():
-        if mode == "torch-jit":
-            model = torch.jit.freeze(torch.jit.trace(model, (x,)))
-        out = model(x)
-        if save:
-            np.save(save, out.float().numpy())
-        print(json.dumps(U.time_calls(lambda: model(x), repeat, 1.0)))
+    U.time_peer_model(torch_vit(), (x,), mode, repeat, save, 1.0)
 
 
 def measure(mdl, work, rounds=3, repeat=20, rate_tool=None, log=sys.stderr):
@@ -207,15 +199,7 @@ def report(res, rounds):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mdl", default=os.path.join(HERE, "..", "build", "bin", "mdl"))
-    ap.add_argument("--bf16-rate", default=None, help="bench/bf16_rate (default: beside mdl)")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=20)
-    ap.add_argument("--work", default=None)
-    ap.add_argument("--json", default=None, help="also write the figures here")
-    ap.add_argument("--peer", help=argparse.SUPPRESS)
-    ap.add_argument("--threads", type=int, default=0, help=argparse.SUPPRESS)
-    ap.add_argument("--save", help=argparse.SUPPRESS)
+    U.add_common_arguments(ap, os.path.join(HERE, "..", "build", "bin", "mdl"), 3, 20)
     a = ap.parse_args()
     if a.peer:
         peer_main(a.peer, a.threads, a.repeat, a.save)
@@ -223,9 +207,7 @@ def main():
     res = measure(a.mdl, a.work or tempfile.mkdtemp(prefix="mdl-vit-"), a.rounds, a.repeat,
                   a.bf16_rate)
     report(res, a.rounds)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(res, f, indent=1)
+    U.write_json(a.json, res)
     return 0
 
 
