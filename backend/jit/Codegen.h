@@ -14,6 +14,7 @@
 #include "backend/jit/BufferPlan.h"
 #include "ir/IR.h"
 
+#include <llvm/ADT/STLFunctionalExtras.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
@@ -129,6 +130,28 @@ llvm::Value *emitElementwise(llvm::IRBuilder<> &b, const ir::Operation &op,
                              const std::vector<llvm::Value *> &args, std::string &error);
 /// The row reductions the loop emitter generates (sum, mean, max, min).
 bool emitsRowReduction(ir::OpKind k);
+
+/// What an emitter of fused loops knows at one point of a fusion's domain,
+/// for emitFusedOperation.
+struct FusedPoint {
+  /// The point's element offset in a leaf's access (a constant's elements,
+  /// arange's index).
+  llvm::function_ref<llvm::Value *(const ir::Operation &leaf)> leafOffset;
+  /// The address of a constant's elements (one of more than one element).
+  llvm::function_ref<llvm::Value *(const ir::Operation &constant)> constantData;
+  /// An operand's value at the point (the emitter's own evaluation, which
+  /// remembers what it computed).
+  llvm::function_ref<llvm::Value *(const ir::Value *, std::string &error)> operand;
+  /// The row reductions' values, computed by earlier phases.
+  const std::unordered_map<const ir::Operation *, llvm::Value *> &reduced;
+};
+/// The value at a point of an operation of a fused region, as every
+/// emitter of fused loops computes it (the CPU's loops, the GPU's kernels):
+/// a constant (a scalar inline, else an element loaded), zeros / ones /
+/// full, arange, a row reduction computed earlier, or an element-wise
+/// operation of its operands. Null with `error` set on failure.
+llvm::Value *emitFusedOperation(llvm::IRBuilder<> &b, const ir::Operation &op,
+                                const FusedPoint &point, std::string &error);
 
 // How a row reduction accumulates, the same in the CPU's loops
 // (LoopCodegen.cpp) and the GPU's kernels (backend/hip/codegen): float sums

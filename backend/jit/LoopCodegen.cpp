@@ -380,47 +380,12 @@ private:
       r = loadElement(b_, v->type.dtype,
                       elementPtr(ptrs_[j], v->type.dtype, ctx.offsets[size_t(inputAccess_[j])]));
     } else {
-      const Operation &op = *v->def;
-      switch (op.kind) {
-      case OpKind::Constant: {
-        const DenseData &d = op.attr("value")->asDense();
-        if (d.type.numElements() <= 1) {
-          r = denseElement(b_, d, 0);
-        } else {
-          Value *p = b_.CreateGEP(storageType(c_, d.type.dtype), constData_.at(&op),
-                                  ctx.offsets[size_t(leafAccess_.at(&op))]);
-          r = loadElement(b_, d.type.dtype, p);
-        }
-        break;
-      }
-      case OpKind::Zeros: case OpKind::Ones: case OpKind::Full:
-        r = creationValue(b_, op);
-        break;
-      case OpKind::Arange:
-        r = ctx.offsets[size_t(leafAccess_.at(&op))];
-        break;
-      default: {
-        if (isReduction(op.kind)) {
-          auto it = reduced_.find(&op);
-          if (it == reduced_.end()) {
-            error = "a reduction is read before it is computed";
-            return nullptr;
-          }
-          r = it->second;
-          break;
-        }
-        std::vector<Value *> args;
-        for (ir::Value *o : op.operands) {
-          Value *a = eval(o, ctx, error);
-          if (!a)
-            return nullptr;
-          args.push_back(a);
-        }
-        r = emitElementwise(b_, op, args, error);
-        if (!r)
-          return nullptr;
-      }
-      }
+      auto leaf = [&](const Operation &l) { return ctx.offsets[size_t(leafAccess_.at(&l))]; };
+      auto data = [&](const Operation &c) -> Value * { return constData_.at(&c); };
+      auto operand = [&](const ir::Value *o, std::string &e) { return eval(o, ctx, e); };
+      r = emitFusedOperation(b_, *v->def, {leaf, data, operand, reduced_}, error);
+      if (!r)
+        return nullptr;
     }
     if (kept != kept_.end() && kept->second.phase == phase_) {
       size_t k = size_t(kept->second.index);

@@ -39,30 +39,6 @@ namespace {
 /// it idle), pieces of at least kMinPiece elements (16 per thread).
 constexpr int64_t kSplitRowsBelow = 256, kMinPiece = 16 * kBlock;
 
-bool isUnsignedType(DType t) { return t == DType::U8 || t == DType::Bool; }
-
-/// a ** b on integers, as the CPU kernel computes it: square-and-multiply
-/// over the exponent's bits (wrapping); a negative exponent gives 1 / a
-/// truncated (1 for a = 1, +-1 for a = -1, else 0).
-Value *integerPower(llvm::IRBuilder<> &b, DType t, Value *a, Value *e) {
-  llvm::Type *ty = a->getType();
-  unsigned bits = ty->getIntegerBitWidth();
-  Value *one = llvm::ConstantInt::get(ty, 1), *r = one, *base = a;
-  for (unsigned i = 0; i < bits; ++i) {
-    Value *bit =
-        b.CreateICmpNE(b.CreateAnd(b.CreateLShr(e, i), one), llvm::ConstantInt::get(ty, 0));
-    r = b.CreateSelect(bit, b.CreateMul(r, base), r);
-    base = b.CreateMul(base, base);
-  }
-  if (isUnsignedType(t))
-    return r;
-  Value *minusOne = llvm::ConstantInt::getSigned(ty, -1), *zero = llvm::ConstantInt::get(ty, 0);
-  Value *odd = b.CreateICmpNE(b.CreateAnd(e, one), zero);
-  Value *negExp = b.CreateSelect(
-      b.CreateICmpEQ(a, one), one,
-      b.CreateSelect(b.CreateICmpEQ(a, minusOne), b.CreateSelect(odd, minusOne, one), zero));
-  return b.CreateSelect(b.CreateICmpSLT(e, zero), negExp, r);
-}
 
 } // namespace
 
@@ -265,51 +241,12 @@ private:
       r = jit::loadElement(b, v->type.dtype,
                            elementPtr(j, v->type.dtype, ctx.offsets[size_t(inputAccess_[j])]));
     } else {
-      const Operation &op = *v->def;
-      switch (op.kind) {
-      case OpKind::Constant: {
-        const DenseData &d = op.attr("value")->asDense();
-        if (d.type.numElements() <= 1)
-          r = jit::denseElement(b, d, 0);
-        else
-          r = jit::loadElement(b, d.type.dtype,
-                               elementPtr(constParam_.at(&op), d.type.dtype,
-                                          ctx.offsets[size_t(leafAccess_.at(&op))]));
-        break;
-      }
-      case OpKind::Zeros:
-      case OpKind::Ones:
-      case OpKind::Full:
-        r = jit::creationValue(b, op);
-        break;
-      case OpKind::Arange:
-        r = ctx.offsets[size_t(leafAccess_.at(&op))];
-        break;
-      default: {
-        if (stdlib::isRowReduction(op.kind)) {
-          auto it = reduced_.find(&op);
-          if (it == reduced_.end()) {
-            error = "a reduction is read before it is computed";
-            return nullptr;
-          }
-          r = it->second;
-          break;
-        }
-        std::vector<Value *> args;
-        for (ir::Value *o : op.operands) {
-          Value *a = eval(o, ctx, error);
-          if (!a)
-            return nullptr;
-          args.push_back(a);
-        }
-        if (op.kind == OpKind::Pow && !isFloat(op.results[0]->type.dtype))
-          r = integerPower(b, op.results[0]->type.dtype, args[0], args[1]);
-        else
-          r = jit::emitElementwise(b, op, args, error);
-        if (!r)
-          return nullptr;
-      }
-      }
+      auto leaf = [&](const Operation &l) { return ctx.offsets[size_t(leafAccess_.at(&l))]; };
+      auto data = [&](const Operation &c) { return kb_->param(paramBase_ + constParam_.at(&c)); };
+      auto operand = [&](const ir::Value *o, std::string &e) { return eval(o, ctx, e); };
+      r = jit::emitFusedOperation(b, *v->def, {leaf, data, operand, reduced_}, error);
+      if (!r)
+        return nullptr;
     }
     ctx.memo[v] = r;
     return r;
