@@ -310,16 +310,24 @@ private:
     return lib_.eventCreate(&e, 0) == Api::kSuccess;
   }
 
-  // `later`'s stream waits for what `first`'s stream has been given.
+  // `later`'s stream waits for what `first`'s stream has been given. The
+  // event is made with `first` current: CUDA records an event only on a
+  // stream of the context it was made in (CUDA_ERROR_INVALID_HANDLE
+  // otherwise), while a stream may wait for an event of any context.
+  // This device is current again afterwards.
   llvm::Error wait(DriverDevice &first, DriverDevice &later) {
+    first.makeCurrent();
     Event ev = nullptr;
     Result r = lib_.eventCreate(&ev, Api::kEventDisableTiming);
-    if (r != Api::kSuccess)
+    if (r != Api::kSuccess) {
+      makeCurrent();
       return Api::error(Api::kEventCreate, r);
+    }
     r = lib_.eventRecord(ev, first.stream_);
     if (r == Api::kSuccess)
       r = lib_.streamWaitEvent(later.stream_, ev, 0);
     lib_.eventDestroy(ev); // released once it has completed
+    makeCurrent();
     return check("ordering a copy between GPUs", r);
   }
 
