@@ -107,3 +107,18 @@ foreach(program ${MDL_GPU_CASES})
   set_tests_properties(gpu.hardware.${name} PROPERTIES LABELS gpu FAIL_REGULAR_EXPRESSION "FAIL:"
                        SKIP_RETURN_CODE 77 TIMEOUT 900)
 endforeach()
+
+# The HIP and CUDA devices on a stand-in driver (gpuruntime/MockGpu*.cpp:
+# HIP, the CUDA driver, rocBLAS, hipBLAS and cuBLAS over two GPUs in host
+# memory), which the test points the runtime at through MDL_AMDHIP_LIBRARY
+# and the other overrides: every call, its arguments and what closing gives
+# back, without a GPU (runs on every machine).
+add_library(mdl_mock_gpu_driver SHARED gpuruntime/MockGpuDriver.cpp gpuruntime/MockGpuBlas.cpp)
+set_target_properties(mdl_mock_gpu_driver PROPERTIES CXX_VISIBILITY_PRESET hidden)
+add_executable(gpu_driver_test unit/GpuDriverTest.cpp)
+target_link_libraries(gpu_driver_test PRIVATE mdl_hip_runtime ${CMAKE_DL_LIBS} GTest::gtest_main)
+target_compile_definitions(gpu_driver_test
+                           PRIVATE MDL_MOCK_GPU_DRIVER="$<TARGET_FILE:mdl_mock_gpu_driver>")
+add_dependencies(gpu_driver_test mdl_mock_gpu_driver)
+gtest_discover_tests(gpu_driver_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS gpu
+                     SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")

@@ -60,12 +60,53 @@ TEST(GpuDynamicLibrary, SaysWhatWasTried) {
             "libmdl-no-such-library.so.7, libnope.so not found");
   auto libc = DynamicLibrary::open(nullptr, {"libc.so.6"});
   ASSERT_TRUE(bool(libc)) << llvm::toString(libc.takeError());
-  void (*fn)() = nullptr;
-  EXPECT_FALSE(bool(libc->bind(fn, "malloc")));
-  llvm::Error e = libc->bind(fn, "mdl_no_such_symbol");
+  EXPECT_EQ(libc->name(), "libc.so.6");
+}
+
+// A table of entry points as the GPU APIs and BLAS libraries declare theirs.
+struct LibcTable {
+  size_t (*strlen)(const char *) = nullptr;
+  int (*abs)(int) = nullptr;
+  llvm::Error bindAll(const DynamicLibrary &lib) {
+    // An entry point under a versioned name that this library lacks: bound
+    // under its older name.
+    return lib.bindAll({{strlen, "strlen"}, {abs, "mdl_abs_v2", "abs"}});
+  }
+};
+
+TEST(GpuDynamicLibrary, BindsEveryEntryPointOfATable) {
+  LibcTable table;
+  auto libc = openAndBind(table, nullptr, {"libmdl-no-such-library.so.7", "libc.so.6"});
+  ASSERT_TRUE(bool(libc)) << llvm::toString(libc.takeError());
+  EXPECT_EQ(libc->name(), "libc.so.6");
+  ASSERT_TRUE(table.strlen && table.abs);
+  EXPECT_EQ(table.strlen("four"), 4u);
+  EXPECT_EQ(table.abs(-7), 7);
+
+  // The first symbol missing is named (its current name, where it has an
+  // older one too), and the whole table is refused.
+  int (*fn)(int) = nullptr;
+  llvm::Error e = libc->bindAll({{table.abs, "abs"}, {fn, "mdl_no_such_symbol_v2", "mdl_old"}});
+  EXPECT_EQ(llvm::toString(std::move(e)),
+            "libc.so.6 has no 'mdl_no_such_symbol_v2' (an incompatible version?)");
+  e = libc->bindAll({{fn, "mdl_no_such_symbol"}, {table.abs, "abs"}});
   EXPECT_EQ(llvm::toString(std::move(e)),
             "libc.so.6 has no 'mdl_no_such_symbol' (an incompatible version?)");
-  EXPECT_FALSE(bool(libc->bindAny(fn, {"mdl_no_such_symbol", "free"})));
+  EXPECT_EQ(fn, nullptr);
+
+  // openAndBind: a library that does not load, or lacks an entry point.
+  LibcTable none;
+  auto absent = openAndBind(none, nullptr, {"libmdl-no-such-library.so.7"});
+  ASSERT_FALSE(bool(absent));
+  EXPECT_EQ(llvm::toString(absent.takeError()), "libmdl-no-such-library.so.7 not found");
+  struct Incomplete {
+    void (*fn)() = nullptr;
+    llvm::Error bindAll(const DynamicLibrary &lib) { return lib.bindAll({{fn, "mdl_nope"}}); }
+  } incomplete;
+  auto lacking = openAndBind(incomplete, nullptr, {"libc.so.6"});
+  ASSERT_FALSE(bool(lacking));
+  EXPECT_EQ(llvm::toString(lacking.takeError()),
+            "libc.so.6 has no 'mdl_nope' (an incompatible version?)");
 }
 
 TEST(GpuVendorBlas, RowMajorProductsAreTransposedColumnMajorCalls) {

@@ -42,9 +42,18 @@ void *DynamicLibrary::lookup(const char *symbol) const {
   return handle_ ? dlsym(handle_, symbol) : nullptr;
 }
 
-llvm::Error DynamicLibrary::missing(const char *symbol) const {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 name_ + " has no '" + symbol + "' (an incompatible version?)");
+llvm::Error DynamicLibrary::bindAll(std::initializer_list<EntryPoint> entries) const {
+  for (const EntryPoint &e : entries) {
+    void *address = lookup(e.symbol_);
+    if (!address && e.older_)
+      address = lookup(e.older_);
+    if (!address)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     name_ + " has no '" + e.symbol_ +
+                                         "' (an incompatible version?)");
+    e.assign_(e.slot_, address);
+  }
+  return llvm::Error::success();
 }
 
 } // namespace mdl::backend::hip

@@ -115,39 +115,34 @@ struct OpenClLibrary {
   decltype(&::clReleaseEvent) releaseEvent;
 
   Error bindAll(const DynamicLibrary &lib) {
-    for (auto [fn, name] : std::initializer_list<std::pair<void **, const char *>>{
-             {reinterpret_cast<void **>(&getPlatformIDs), "clGetPlatformIDs"},
-             {reinterpret_cast<void **>(&getPlatformInfo), "clGetPlatformInfo"},
-             {reinterpret_cast<void **>(&getDeviceIDs), "clGetDeviceIDs"},
-             {reinterpret_cast<void **>(&getDeviceInfo), "clGetDeviceInfo"},
-             {reinterpret_cast<void **>(&createContext), "clCreateContext"},
-             {reinterpret_cast<void **>(&createQueueWithProperties),
-              "clCreateCommandQueueWithProperties"},
-             {reinterpret_cast<void **>(&releaseQueue), "clReleaseCommandQueue"},
-             {reinterpret_cast<void **>(&createBuffer), "clCreateBuffer"},
-             {reinterpret_cast<void **>(&releaseMemObject), "clReleaseMemObject"},
-             {reinterpret_cast<void **>(&createProgramWithBinary), "clCreateProgramWithBinary"},
-             {reinterpret_cast<void **>(&buildProgram), "clBuildProgram"},
-             {reinterpret_cast<void **>(&getProgramBuildInfo), "clGetProgramBuildInfo"},
-             {reinterpret_cast<void **>(&releaseProgram), "clReleaseProgram"},
-             {reinterpret_cast<void **>(&createKernel), "clCreateKernel"},
-             {reinterpret_cast<void **>(&getKernelInfo), "clGetKernelInfo"},
-             {reinterpret_cast<void **>(&releaseKernel), "clReleaseKernel"},
-             {reinterpret_cast<void **>(&setKernelArg), "clSetKernelArg"},
-             {reinterpret_cast<void **>(&enqueueNDRangeKernel), "clEnqueueNDRangeKernel"},
-             {reinterpret_cast<void **>(&enqueueWriteBuffer), "clEnqueueWriteBuffer"},
-             {reinterpret_cast<void **>(&enqueueReadBuffer), "clEnqueueReadBuffer"},
-             {reinterpret_cast<void **>(&enqueueCopyBuffer), "clEnqueueCopyBuffer"},
-             {reinterpret_cast<void **>(&enqueueMarker), "clEnqueueMarkerWithWaitList"},
-             {reinterpret_cast<void **>(&enqueueBarrier), "clEnqueueBarrierWithWaitList"},
-             {reinterpret_cast<void **>(&flush), "clFlush"},
-             {reinterpret_cast<void **>(&finish), "clFinish"},
-             {reinterpret_cast<void **>(&getEventInfo), "clGetEventInfo"},
-             {reinterpret_cast<void **>(&getEventProfilingInfo), "clGetEventProfilingInfo"},
-             {reinterpret_cast<void **>(&releaseEvent), "clReleaseEvent"}})
-      if (Error e = lib.bind(*fn, name))
-        return e;
-    return Error::success();
+    return lib.bindAll({{getPlatformIDs, "clGetPlatformIDs"},
+                        {getPlatformInfo, "clGetPlatformInfo"},
+                        {getDeviceIDs, "clGetDeviceIDs"},
+                        {getDeviceInfo, "clGetDeviceInfo"},
+                        {createContext, "clCreateContext"},
+                        {createQueueWithProperties, "clCreateCommandQueueWithProperties"},
+                        {releaseQueue, "clReleaseCommandQueue"},
+                        {createBuffer, "clCreateBuffer"},
+                        {releaseMemObject, "clReleaseMemObject"},
+                        {createProgramWithBinary, "clCreateProgramWithBinary"},
+                        {buildProgram, "clBuildProgram"},
+                        {getProgramBuildInfo, "clGetProgramBuildInfo"},
+                        {releaseProgram, "clReleaseProgram"},
+                        {createKernel, "clCreateKernel"},
+                        {getKernelInfo, "clGetKernelInfo"},
+                        {releaseKernel, "clReleaseKernel"},
+                        {setKernelArg, "clSetKernelArg"},
+                        {enqueueNDRangeKernel, "clEnqueueNDRangeKernel"},
+                        {enqueueWriteBuffer, "clEnqueueWriteBuffer"},
+                        {enqueueReadBuffer, "clEnqueueReadBuffer"},
+                        {enqueueCopyBuffer, "clEnqueueCopyBuffer"},
+                        {enqueueMarker, "clEnqueueMarkerWithWaitList"},
+                        {enqueueBarrier, "clEnqueueBarrierWithWaitList"},
+                        {flush, "clFlush"},
+                        {finish, "clFinish"},
+                        {getEventInfo, "clGetEventInfo"},
+                        {getEventProfilingInfo, "clGetEventProfilingInfo"},
+                        {releaseEvent, "clReleaseEvent"}});
   }
 };
 
@@ -187,13 +182,9 @@ struct OpenCl {
   }
 
   void init() {
-    auto lib = DynamicLibrary::open("MDL_OPENCL_LIBRARY", {"libOpenCL.so.1", "libOpenCL.so"});
+    auto lib = openAndBind(cl, "MDL_OPENCL_LIBRARY", {"libOpenCL.so.1", "libOpenCL.so"});
     if (!lib) {
       problem = "OpenCL: " + llvm::toString(lib.takeError());
-      return;
-    }
-    if (Error e = cl.bindAll(*lib)) {
-      problem = "OpenCL: " + llvm::toString(std::move(e));
       return;
     }
     cl_uint n = 0;

@@ -38,12 +38,6 @@ namespace {
 using llvm::Error;
 using llvm::Expected;
 
-Error blasError(const char *lib, const char *what, int status) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), std::string(lib) + " " + what +
-                                                                     " failed with status " +
-                                                                     std::to_string(status));
-}
-
 // A library bound once per process (never closed), or why it could not be.
 template <typename Entry> struct Bound {
   const Entry *entry = nullptr;
@@ -54,14 +48,10 @@ template <typename Entry>
 const Bound<Entry> &bindOnce(const char *env, const std::vector<const char *> &names) {
   static const Bound<Entry> bound = [&] {
     Bound<Entry> b;
-    auto lib = DynamicLibrary::open(env, names);
+    auto *e = new Entry{};
+    auto lib = openAndBind(*e, env, names);
     if (!lib) {
       b.problem = llvm::toString(lib.takeError());
-      return b;
-    }
-    auto *e = new Entry{};
-    if (Error err = e->bindAll(*lib)) {
-      b.problem = llvm::toString(std::move(err));
       delete e;
       return b;
     }
@@ -72,11 +62,24 @@ const Bound<Entry> &bindOnce(const char *env, const std::vector<const char *> &n
   return bound;
 }
 
-// --- cuBLAS
-// -------------------------------------------------------------------
+// f32 and f64 products: every library's ?gemm_strided_batched takes the
+// same arguments (its stride type aside), the column-major call's.
+template <typename T, typename Fn>
+int realGemm(Fn fn, void *handle, int transFirst, int transSecond, const ColumnMajorGemm &c) {
+  T one = 1, zero = 0;
+  return fn(handle, transFirst, transSecond, int(c.m), int(c.n), int(c.k), &one,
+            reinterpret_cast<const T *>(c.first), int(c.ldFirst), c.strideFirst,
+            reinterpret_cast<const T *>(c.second), int(c.ldSecond), c.strideSecond, &zero,
+            reinterpret_cast<T *>(c.c), int(c.ldc), c.strideC, int(c.batch));
+}
+
+// --- cuBLAS -------------------------------------------------------------------
 
 struct CublasEntry {
   using Handle = void *;
+  static constexpr const char *kName = "cuBLAS";
+  static constexpr int kOpN = 0, kOpT = 1; // CUBLAS_OP_N, CUBLAS_OP_T
+  static constexpr bool kHalves = true;
   int (*create)(Handle *);
   int (*destroy)(Handle);
   int (*setStream)(Handle, void *);
@@ -88,72 +91,35 @@ struct CublasEntry {
                 const void *, int, int, long long, const void *, void *, int, int, long long, int,
                 int, int);
   Error bindAll(const DynamicLibrary &lib) {
-    for (auto [fn, name] : std::initializer_list<std::pair<void **, const char *>>{
-             {reinterpret_cast<void **>(&create), "cublasCreate_v2"},
-             {reinterpret_cast<void **>(&destroy), "cublasDestroy_v2"},
-             {reinterpret_cast<void **>(&setStream), "cublasSetStream_v2"},
-             {reinterpret_cast<void **>(&sgemm), "cublasSgemmStridedBatched"},
-             {reinterpret_cast<void **>(&dgemm), "cublasDgemmStridedBatched"},
-             {reinterpret_cast<void **>(&gemmEx), "cublasGemmStridedBatchedEx"}})
-      if (Error e = lib.bind(*fn, name))
-        return e;
-    return Error::success();
+    return lib.bindAll({{create, "cublasCreate_v2"},
+                        {destroy, "cublasDestroy_v2"},
+                        {setStream, "cublasSetStream_v2"},
+                        {sgemm, "cublasSgemmStridedBatched"},
+                        {dgemm, "cublasDgemmStridedBatched"},
+                        {gemmEx, "cublasGemmStridedBatchedEx"}});
+  }
+
+  // Halves (A, B and C of one type) accumulate in f32, as mdl's own
+  // kernels do: cublasGemmStridedBatchedEx.
+  int halfGemm(Handle handle, int ta, int tb, const ColumnMajorGemm &c, bool bf16) const {
+    constexpr int kR16F = 2, kR16BF = 14, kCompute32F = 68, kAlgoDefault = -1;
+    int type = bf16 ? kR16BF : kR16F;
+    float one = 1, zero = 0;
+    return gemmEx(handle, ta, tb, int(c.m), int(c.n), int(c.k), &one,
+                  reinterpret_cast<const void *>(c.first), type, int(c.ldFirst), c.strideFirst,
+                  reinterpret_cast<const void *>(c.second), type, int(c.ldSecond), c.strideSecond,
+                  &zero, reinterpret_cast<void *>(c.c), type, int(c.ldc), c.strideC, int(c.batch),
+                  kCompute32F, kAlgoDefault);
   }
 };
 
-class Cublas : public VendorBlas {
-public:
-  Cublas(const CublasEntry &e, void *handle) : e_(e), handle_(handle) {}
-  ~Cublas() override { e_.destroy(handle_); }
-  const char *name() const override { return "cuBLAS"; }
-  Expected<bool> gemm(const BlasGemm &g) override {
-    ColumnMajorGemm c = columnMajor(g);
-    if (!c.fitsInt)
-      return false;
-    constexpr int kOpN = 0, kOpT = 1;
-    int ta = c.transFirst ? kOpT : kOpN, tb = c.transSecond ? kOpT : kOpN;
-    int status = 0;
-    if (g.dtype == MDL_F32) {
-      float one = 1, zero = 0;
-      status = e_.sgemm(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-                        reinterpret_cast<const float *>(c.first), int(c.ldFirst), c.strideFirst,
-                        reinterpret_cast<const float *>(c.second), int(c.ldSecond), c.strideSecond,
-                        &zero, reinterpret_cast<float *>(c.c), int(c.ldc), c.strideC, int(c.batch));
-    } else if (g.dtype == MDL_F64) {
-      double one = 1, zero = 0;
-      status =
-          e_.dgemm(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-                   reinterpret_cast<const double *>(c.first), int(c.ldFirst), c.strideFirst,
-                   reinterpret_cast<const double *>(c.second), int(c.ldSecond), c.strideSecond,
-                   &zero, reinterpret_cast<double *>(c.c), int(c.ldc), c.strideC, int(c.batch));
-    } else if (g.dtype == MDL_F16 || g.dtype == MDL_BF16) {
-      // Halves accumulate in f32, as mdl's own kernels do.
-      constexpr int kR16F = 2, kR16BF = 14, kCompute32F = 68, kAlgoDefault = -1;
-      int type = g.dtype == MDL_F16 ? kR16F : kR16BF;
-      float one = 1, zero = 0;
-      status = e_.gemmEx(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-                         reinterpret_cast<const void *>(c.first), type, int(c.ldFirst),
-                         c.strideFirst, reinterpret_cast<const void *>(c.second), type,
-                         int(c.ldSecond), c.strideSecond, &zero, reinterpret_cast<void *>(c.c),
-                         type, int(c.ldc), c.strideC, int(c.batch), kCompute32F, kAlgoDefault);
-    } else {
-      return false;
-    }
-    if (status != 0)
-      return blasError("cuBLAS", "gemm", status);
-    return true;
-  }
-
-private:
-  const CublasEntry &e_;
-  void *handle_;
-};
-
-// --- rocBLAS
-// ------------------------------------------------------------------
+// --- rocBLAS ------------------------------------------------------------------
 
 struct RocblasEntry {
   using Handle = void *;
+  static constexpr const char *kName = "rocBLAS";
+  static constexpr int kOpN = 111, kOpT = 112; // rocblas_operation_none, _transpose
+  static constexpr bool kHalves = true;
   int (*create)(Handle *);
   int (*destroy)(Handle);
   int (*setStream)(Handle, void *);
@@ -165,71 +131,35 @@ struct RocblasEntry {
                 const void *, int, int, int64_t, const void *, const void *, int, int, int64_t,
                 void *, int, int, int64_t, int, int, int, int32_t, uint32_t);
   Error bindAll(const DynamicLibrary &lib) {
-    for (auto [fn, name] : std::initializer_list<std::pair<void **, const char *>>{
-             {reinterpret_cast<void **>(&create), "rocblas_create_handle"},
-             {reinterpret_cast<void **>(&destroy), "rocblas_destroy_handle"},
-             {reinterpret_cast<void **>(&setStream), "rocblas_set_stream"},
-             {reinterpret_cast<void **>(&sgemm), "rocblas_sgemm_strided_batched"},
-             {reinterpret_cast<void **>(&dgemm), "rocblas_dgemm_strided_batched"},
-             {reinterpret_cast<void **>(&gemmEx), "rocblas_gemm_strided_batched_ex"}})
-      if (Error e = lib.bind(*fn, name))
-        return e;
-    return Error::success();
-  }
-};
-
-class Rocblas : public VendorBlas {
-public:
-  Rocblas(const RocblasEntry &e, void *handle) : e_(e), handle_(handle) {}
-  ~Rocblas() override { e_.destroy(handle_); }
-  const char *name() const override { return "rocBLAS"; }
-  Expected<bool> gemm(const BlasGemm &g) override {
-    ColumnMajorGemm c = columnMajor(g);
-    if (!c.fitsInt)
-      return false;
-    constexpr int kOpN = 111, kOpT = 112;
-    int ta = c.transFirst ? kOpT : kOpN, tb = c.transSecond ? kOpT : kOpN;
-    int status = 0;
-    if (g.dtype == MDL_F32) {
-      float one = 1, zero = 0;
-      status = e_.sgemm(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-                        reinterpret_cast<const float *>(c.first), int(c.ldFirst), c.strideFirst,
-                        reinterpret_cast<const float *>(c.second), int(c.ldSecond), c.strideSecond,
-                        &zero, reinterpret_cast<float *>(c.c), int(c.ldc), c.strideC, int(c.batch));
-    } else if (g.dtype == MDL_F64) {
-      double one = 1, zero = 0;
-      status =
-          e_.dgemm(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-                   reinterpret_cast<const double *>(c.first), int(c.ldFirst), c.strideFirst,
-                   reinterpret_cast<const double *>(c.second), int(c.ldSecond), c.strideSecond,
-                   &zero, reinterpret_cast<double *>(c.c), int(c.ldc), c.strideC, int(c.batch));
-    } else if (g.dtype == MDL_F16 || g.dtype == MDL_BF16) {
-      constexpr int kF16 = 150, kF32 = 151, kBF16 = 168, kAlgoStandard = 0;
-      int type = g.dtype == MDL_F16 ? kF16 : kBF16;
-      float one = 1, zero = 0;
-      void *cc = reinterpret_cast<void *>(c.c);
-      status = e_.gemmEx(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-                         reinterpret_cast<const void *>(c.first), type, int(c.ldFirst),
-                         c.strideFirst, reinterpret_cast<const void *>(c.second), type,
-                         int(c.ldSecond), c.strideSecond, &zero, cc, type, int(c.ldc), c.strideC,
-                         cc, type, int(c.ldc), c.strideC, int(c.batch), kF32, kAlgoStandard, 0, 0);
-    } else {
-      return false;
-    }
-    if (status != 0)
-      return blasError("rocBLAS", "gemm", status);
-    return true;
+    return lib.bindAll({{create, "rocblas_create_handle"},
+                        {destroy, "rocblas_destroy_handle"},
+                        {setStream, "rocblas_set_stream"},
+                        {sgemm, "rocblas_sgemm_strided_batched"},
+                        {dgemm, "rocblas_dgemm_strided_batched"},
+                        {gemmEx, "rocblas_gemm_strided_batched_ex"}});
   }
 
-private:
-  const RocblasEntry &e_;
-  void *handle_;
+  // rocblas_gemm_strided_batched_ex, f32 compute type; its output D is C.
+  int halfGemm(Handle handle, int ta, int tb, const ColumnMajorGemm &c, bool bf16) const {
+    constexpr int kF16 = 150, kF32 = 151, kBF16 = 168, kAlgoStandard = 0;
+    int type = bf16 ? kBF16 : kF16;
+    float one = 1, zero = 0;
+    void *cc = reinterpret_cast<void *>(c.c);
+    return gemmEx(handle, ta, tb, int(c.m), int(c.n), int(c.k), &one,
+                  reinterpret_cast<const void *>(c.first), type, int(c.ldFirst), c.strideFirst,
+                  reinterpret_cast<const void *>(c.second), type, int(c.ldSecond), c.strideSecond,
+                  &zero, cc, type, int(c.ldc), c.strideC, cc, type, int(c.ldc), c.strideC,
+                  int(c.batch), kF32, kAlgoStandard, 0, 0);
+  }
 };
 
 // --- hipBLAS (where rocBLAS is not found under its own name) -----------------
 
 struct HipblasEntry {
   using Handle = void *;
+  static constexpr const char *kName = "hipBLAS";
+  static constexpr int kOpN = 111, kOpT = 112; // HIPBLAS_OP_N, HIPBLAS_OP_T
+  static constexpr bool kHalves = false;       // bound for f32 and f64 only
   int (*create)(Handle *);
   int (*destroy)(Handle);
   int (*setStream)(Handle, void *);
@@ -238,60 +168,55 @@ struct HipblasEntry {
   int (*dgemm)(Handle, int, int, int, int, int, const double *, const double *, int, long long,
                const double *, int, long long, const double *, double *, int, long long, int);
   Error bindAll(const DynamicLibrary &lib) {
-    for (auto [fn, name] : std::initializer_list<std::pair<void **, const char *>>{
-             {reinterpret_cast<void **>(&create), "hipblasCreate"},
-             {reinterpret_cast<void **>(&destroy), "hipblasDestroy"},
-             {reinterpret_cast<void **>(&setStream), "hipblasSetStream"},
-             {reinterpret_cast<void **>(&sgemm), "hipblasSgemmStridedBatched"},
-             {reinterpret_cast<void **>(&dgemm), "hipblasDgemmStridedBatched"}})
-      if (Error e = lib.bind(*fn, name))
-        return e;
-    return Error::success();
+    return lib.bindAll({{create, "hipblasCreate"},
+                        {destroy, "hipblasDestroy"},
+                        {setStream, "hipblasSetStream"},
+                        {sgemm, "hipblasSgemmStridedBatched"},
+                        {dgemm, "hipblasDgemmStridedBatched"}});
   }
 };
 
-class Hipblas : public VendorBlas {
+// Library `Entry` with a handle bound to one stream: the strided-batched
+// call of the product's type, or false for a product it does not take.
+template <typename Entry> class Blas : public VendorBlas {
 public:
-  Hipblas(const HipblasEntry &e, void *handle) : e_(e), handle_(handle) {}
-  ~Hipblas() override { e_.destroy(handle_); }
-  const char *name() const override { return "hipBLAS"; }
+  Blas(const Entry &e, void *handle) : e_(e), handle_(handle) {}
+  ~Blas() override { e_.destroy(handle_); }
+  const char *name() const override { return Entry::kName; }
   Expected<bool> gemm(const BlasGemm &g) override {
     ColumnMajorGemm c = columnMajor(g);
     if (!c.fitsInt)
       return false;
-    constexpr int kOpN = 111, kOpT = 112;
-    int ta = c.transFirst ? kOpT : kOpN, tb = c.transSecond ? kOpT : kOpN;
+    int ta = c.transFirst ? Entry::kOpT : Entry::kOpN;
+    int tb = c.transSecond ? Entry::kOpT : Entry::kOpN;
     int status = 0;
     if (g.dtype == MDL_F32) {
-      float one = 1, zero = 0;
-      status = e_.sgemm(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-                        reinterpret_cast<const float *>(c.first), int(c.ldFirst), c.strideFirst,
-                        reinterpret_cast<const float *>(c.second), int(c.ldSecond), c.strideSecond,
-                        &zero, reinterpret_cast<float *>(c.c), int(c.ldc), c.strideC, int(c.batch));
+      status = realGemm<float>(e_.sgemm, handle_, ta, tb, c);
     } else if (g.dtype == MDL_F64) {
-      double one = 1, zero = 0;
-      status =
-          e_.dgemm(handle_, ta, tb, int(c.m), int(c.n), int(c.k), &one,
-                   reinterpret_cast<const double *>(c.first), int(c.ldFirst), c.strideFirst,
-                   reinterpret_cast<const double *>(c.second), int(c.ldSecond), c.strideSecond,
-                   &zero, reinterpret_cast<double *>(c.c), int(c.ldc), c.strideC, int(c.batch));
+      status = realGemm<double>(e_.dgemm, handle_, ta, tb, c);
+    } else if (g.dtype == MDL_F16 || g.dtype == MDL_BF16) {
+      if constexpr (Entry::kHalves)
+        status = e_.halfGemm(handle_, ta, tb, c, g.dtype == MDL_BF16);
+      else
+        return false;
     } else {
       return false;
     }
     if (status != 0)
-      return blasError("hipBLAS", "gemm", status);
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     std::string(Entry::kName) + " gemm failed with status " +
+                                         std::to_string(status));
     return true;
   }
 
 private:
-  const HipblasEntry &e_;
+  const Entry &e_;
   void *handle_;
 };
 
-// A handle of library `Entry` on `stream`, as `Lib`; null when the library
-// is absent or refuses (no GPU behind the stream).
-template <typename Lib, typename Entry>
-std::unique_ptr<VendorBlas> bindTo(const Entry *e, void *stream) {
+// A handle of library `Entry` on `stream`; null when the library is absent
+// or refuses (no GPU behind the stream).
+template <typename Entry> std::unique_ptr<VendorBlas> bindTo(const Entry *e, void *stream) {
   if (!e)
     return nullptr;
   void *handle = nullptr;
@@ -301,7 +226,7 @@ std::unique_ptr<VendorBlas> bindTo(const Entry *e, void *stream) {
     e->destroy(handle);
     return nullptr;
   }
-  return std::make_unique<Lib>(*e, handle);
+  return std::make_unique<Blas<Entry>>(*e, handle);
 }
 
 const Bound<CublasEntry> &cublas() {
@@ -325,14 +250,12 @@ template <typename Entry> llvm::Expected<std::string> fileOf(const Bound<Entry> 
 
 } // namespace
 
-std::unique_ptr<VendorBlas> openCublas(void *stream) {
-  return bindTo<Cublas>(cublas().entry, stream);
-}
+std::unique_ptr<VendorBlas> openCublas(void *stream) { return bindTo(cublas().entry, stream); }
 
 std::unique_ptr<VendorBlas> openRocblas(void *stream) {
-  if (auto r = bindTo<Rocblas>(rocblas().entry, stream))
+  if (auto r = bindTo(rocblas().entry, stream))
     return r;
-  return bindTo<Hipblas>(hipblas().entry, stream);
+  return bindTo(hipblas().entry, stream);
 }
 
 llvm::Expected<std::string> cublasLibrary() { return fileOf(cublas()); }
