@@ -59,9 +59,8 @@ public:
     hasRed_ = dom->hasReductions;
     if (hasRed_)
       kept_ = planRowCache(region_, dims_, inner_, kRowCacheBytes);
-    if (!collectAccesses(error))
+    if (!collectAccesses(*dom, error))
       return {};
-    collapse();
     FusionKernel k;
     k.range = nOuter_ > 0 ? cd_[0] : 1;
     int64_t points = 1, cost = 0;
@@ -93,44 +92,13 @@ public:
   }
 
 private:
-  struct Access {
-    std::vector<int64_t> strides; // over dims_, then over the collapsed dims
-  };
-
-  std::vector<int64_t> aligned(const std::vector<int64_t> &shape,
-                               const std::vector<int64_t> &strides) const {
-    size_t rank = dims_.size(), off = rank - shape.size();
-    std::vector<int64_t> out(rank, 0);
-    for (size_t i = 0; i < shape.size(); ++i)
-      out[off + i] = shape[i] == 1 ? 0 : strides[i];
-    return out;
-  }
-
-  int addAccess(std::vector<int64_t> strides) {
-    acc_.push_back({std::move(strides)});
-    return int(acc_.size() - 1);
-  }
-
-  bool collectAccesses(std::string &error) {
+  // The accesses (ir/passes/FusionDomain.h), with the row buffers' when
+  // values are kept, over the collapsed domain.
+  bool collectAccesses(const passes::FusionDomain &dom, std::string &error) {
+    auto fa = passes::FusionAccesses::of(fusion_, dom, inputStrides_, error);
+    if (!fa)
+      return false;
     size_t rank = dims_.size();
-    for (size_t j = 0; j < region_.args.size(); ++j) {
-      std::vector<int64_t> s = region_.args[j]->type.sizes();
-      if (s.size() > rank || j >= inputStrides_.size() || inputStrides_[j].size() != s.size()) {
-        error = "fusion input " + std::to_string(j) + " does not fit the domain";
-        return false;
-      }
-      inputAccess_.push_back(addAccess(aligned(s, inputStrides_[j])));
-    }
-    for (auto &op : region_.ops) {
-      if ((op->kind == OpKind::Constant && op->results[0]->type.numElements() > 1) ||
-          op->kind == OpKind::Arange) {
-        std::vector<int64_t> s = op->results[0]->type.sizes();
-        leafAccess_[op.get()] = addAccess(aligned(s, rowMajor(s)));
-      }
-    }
-    std::vector<int64_t> rowShape = dims_;
-    for (size_t a = rank - size_t(inner_); a < rank; ++a)
-      rowShape[a] = 1;
     if (!kept_.empty()) {
       // Row buffers: row-major over the inner axes, the same for every
       // outer point.
@@ -138,60 +106,18 @@ private:
       std::vector<int64_t> st(rank - size_t(inner_), 0), rm = rowMajor(inner);
       for (size_t a = 0; a < inner.size(); ++a)
         st.push_back(inner[a] == 1 ? 0 : rm[a]);
-      rowAccess_ = addAccess(st);
+      rowAccess_ = fa->add(st);
     }
-    const Operation *y = stdlib::terminatorOf(region_);
-    for (ir::Value *v : y->operands) {
-      std::vector<int64_t> s = v->type.sizes();
-      if (s == dims_) {
-        full_.push_back(true);
-        outAccess_.push_back(addAccess(rowMajor(dims_)));
-      } else if (s.size() <= rank && passes::alignShape(s, rank) == rowShape) {
-        full_.push_back(false);
-        outAccess_.push_back(addAccess(aligned(s, rowMajor(s))));
-      } else {
-        // A reduction result without kept axes: the outer axes of D.
-        std::vector<int64_t> st(rank, 0), rm = rowMajor(s);
-        if (s.size() != rank - size_t(inner_)) {
-          error = "fusion output " + v->type.str() + " does not fit the domain";
-          return false;
-        }
-        for (size_t a = 0; a < s.size(); ++a)
-          st[a] = s[a] == 1 ? 0 : rm[a];
-        full_.push_back(false);
-        outAccess_.push_back(addAccess(st));
-      }
-    }
+    fa->collapse();
+    inputAccess_ = fa->inputs;
+    leafAccess_ = fa->leaves;
+    outAccess_ = fa->outputs;
+    full_ = fa->full;
+    acc_ = std::move(fa->strides);
+    cd_ = fa->dims;
+    nOuter_ = fa->outer;
+    nInner_ = fa->inner;
     return true;
-  }
-
-  void collapse() {
-    size_t rank = dims_.size();
-    size_t firstInner = rank - size_t(inner_);
-    std::vector<bool> groupInner;
-    std::vector<std::vector<int64_t>> cs(acc_.size());
-    for (size_t a = 0; a < rank; ++a) {
-      if (dims_[a] == 1)
-        continue;
-      bool in = a >= firstInner;
-      bool merge = !cd_.empty() && groupInner.back() == in;
-      for (size_t k = 0; merge && k < acc_.size(); ++k)
-        merge = cs[k].back() == acc_[k].strides[a] * dims_[a];
-      if (merge) {
-        cd_.back() *= dims_[a];
-        for (size_t k = 0; k < acc_.size(); ++k)
-          cs[k].back() = acc_[k].strides[a];
-        continue;
-      }
-      cd_.push_back(dims_[a]);
-      groupInner.push_back(in);
-      for (size_t k = 0; k < acc_.size(); ++k)
-        cs[k].push_back(acc_[k].strides[a]);
-    }
-    for (size_t k = 0; k < acc_.size(); ++k)
-      acc_[k].strides = cs[k];
-    for (bool in : groupInner)
-      (in ? nInner_ : nOuter_) += 1;
   }
 
   // --- Emission ------------------------------------------------------------
@@ -322,7 +248,7 @@ private:
     b_.SetInsertPoint(bodyBB);
     std::vector<Value *> o(offs.size());
     for (size_t k = 0; k < offs.size(); ++k) {
-      int64_t s = acc_[k].strides[d];
+      int64_t s = acc_[k][d];
       o[k] = s == 0 ? offs[k] : b_.CreateAdd(offs[k], b_.CreateMul(i, b_.getInt64(uint64_t(s))));
     }
     std::vector<Value *> cur(phis.begin(), phis.end());
@@ -500,7 +426,7 @@ private:
   std::vector<int64_t> dims_;
   int inner_ = 0;
   bool hasRed_ = false;
-  std::vector<Access> acc_;
+  std::vector<std::vector<int64_t>> acc_; // per access: strides over cd_
   std::vector<int> inputAccess_, outAccess_;
   std::vector<bool> full_;
   std::unordered_map<const Operation *, int> leafAccess_;

@@ -166,4 +166,107 @@ std::optional<FusionDomain> fusionDomain(const Operation &fusion) {
   return analyzeFusion(members, outputs);
 }
 
+namespace {
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    s[i - 1] = s[i] * shape[i];
+  return s;
+}
+} // namespace
+
+std::vector<int64_t> FusionAccesses::aligned(const std::vector<int64_t> &shape,
+                                             const std::vector<int64_t> &st) const {
+  size_t rank = domain.dims.size(), off = rank - shape.size();
+  std::vector<int64_t> out(rank, 0);
+  for (size_t i = 0; i < shape.size(); ++i)
+    out[off + i] = shape[i] == 1 ? 0 : st[i];
+  return out;
+}
+
+int FusionAccesses::add(std::vector<int64_t> st) {
+  strides.push_back(std::move(st));
+  return int(strides.size() - 1);
+}
+
+std::optional<FusionAccesses> FusionAccesses::of(const Operation &fusion, const FusionDomain &domain,
+                                                 const std::vector<std::vector<int64_t>> &inputStrides,
+                                                 std::string &error) {
+  FusionAccesses fa;
+  fa.domain = domain;
+  const std::vector<int64_t> &dims = domain.dims;
+  size_t rank = dims.size();
+  const Region &region = *fusion.regions.at(0);
+  for (size_t j = 0; j < region.args.size(); ++j) {
+    std::vector<int64_t> s = region.args[j]->type.sizes();
+    if (s.size() > rank || j >= inputStrides.size() || inputStrides[j].size() != s.size()) {
+      error = "fusion input " + std::to_string(j) + " does not fit the domain";
+      return std::nullopt;
+    }
+    fa.inputs.push_back(fa.add(fa.aligned(s, inputStrides[j])));
+  }
+  for (auto &op : region.ops) {
+    if ((op->kind == OpKind::Constant && op->results[0]->type.numElements() > 1) ||
+        op->kind == OpKind::Arange) {
+      std::vector<int64_t> s = op->results[0]->type.sizes();
+      fa.leaves[op.get()] = fa.add(fa.aligned(s, rowMajorStrides(s)));
+    }
+  }
+  std::vector<int64_t> rowShape = dims;
+  for (size_t a = rank - size_t(domain.innerRank); a < rank; ++a)
+    rowShape[a] = 1;
+  for (Value *v : stdlib::terminatorOf(region)->operands) {
+    std::vector<int64_t> s = v->type.sizes();
+    if (s == dims) {
+      fa.full.push_back(true);
+      fa.outputs.push_back(fa.add(rowMajorStrides(dims)));
+    } else if (s.size() <= rank && alignShape(s, rank) == rowShape) {
+      fa.full.push_back(false);
+      fa.outputs.push_back(fa.add(fa.aligned(s, rowMajorStrides(s))));
+    } else {
+      // A reduction result without kept axes: the outer axes of the domain.
+      if (s.size() != rank - size_t(domain.innerRank)) {
+        error = "fusion output " + v->type.str() + " does not fit the domain";
+        return std::nullopt;
+      }
+      std::vector<int64_t> st(rank, 0), rm = rowMajorStrides(s);
+      for (size_t a = 0; a < s.size(); ++a)
+        st[a] = s[a] == 1 ? 0 : rm[a];
+      fa.full.push_back(false);
+      fa.outputs.push_back(fa.add(st));
+    }
+  }
+  return fa;
+}
+
+void FusionAccesses::collapse() {
+  const std::vector<int64_t> &d = domain.dims;
+  size_t rank = d.size(), firstInner = rank - size_t(domain.innerRank);
+  std::vector<bool> groupInner;
+  std::vector<std::vector<int64_t>> cs(strides.size());
+  dims.clear();
+  for (size_t a = 0; a < rank; ++a) {
+    if (d[a] == 1)
+      continue;
+    bool in = a >= firstInner;
+    bool merge = !dims.empty() && groupInner.back() == in;
+    for (size_t k = 0; merge && k < strides.size(); ++k)
+      merge = cs[k].back() == strides[k][a] * d[a];
+    if (merge) {
+      dims.back() *= d[a];
+      for (size_t k = 0; k < strides.size(); ++k)
+        cs[k].back() = strides[k][a];
+      continue;
+    }
+    dims.push_back(d[a]);
+    groupInner.push_back(in);
+    for (size_t k = 0; k < strides.size(); ++k)
+      cs[k].push_back(strides[k][a]);
+  }
+  strides = std::move(cs);
+  outer = inner = 0;
+  for (bool in : groupInner)
+    (in ? inner : outer) += 1;
+}
+
 } // namespace mdl::passes

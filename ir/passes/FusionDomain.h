@@ -18,6 +18,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace mdl::passes {
@@ -52,5 +54,40 @@ std::optional<FusionDomain> fusionDomain(const ir::Operation &fusion);
 
 /// Shape `s` right-aligned into the rank of `dims`: leading 1s added.
 std::vector<int64_t> alignShape(const std::vector<int64_t> &s, size_t rank);
+
+/// The memory a fusion's loop nest reads and writes, each access as element
+/// strides over the domain (0 along the axes it is broadcast over), and the
+/// domain with neighbouring axes merged wherever every access allows it
+/// (never across the outer / inner boundary; axes of extent 1 dropped).
+/// What the CPU's loops and the GPU's kernels index by.
+struct FusionAccesses {
+  /// The accesses of `fusion` over `domain`: region argument j read with
+  /// element strides `inputStrides[j]` (over its own shape), its dense
+  /// constants (of more than one element) and aranges row-major, its
+  /// outputs written row-major (over the domain, as row values, or as
+  /// reduction results over the outer axes). nullopt, with `error`, for an
+  /// input or output that does not fit the domain.
+  static std::optional<FusionAccesses> of(const ir::Operation &fusion, const FusionDomain &domain,
+                                          const std::vector<std::vector<int64_t>> &inputStrides,
+                                          std::string &error);
+  /// Adds an access with `strides` over the domain (before collapse()).
+  int add(std::vector<int64_t> strides);
+  /// The strides over the domain of a value of `shape` laid out with
+  /// `strides`, right-aligned (0 along its axes of extent 1).
+  std::vector<int64_t> aligned(const std::vector<int64_t> &shape,
+                               const std::vector<int64_t> &strides) const;
+  /// Merges neighbouring axes: sets `dims`, `outer`, `inner` and turns every
+  /// access's strides into strides over `dims`.
+  void collapse();
+
+  FusionDomain domain;
+  std::vector<int> inputs;                                // per region argument
+  std::unordered_map<const ir::Operation *, int> leaves; // dense constants, aranges
+  std::vector<int> outputs;                               // per output
+  std::vector<bool> full;                                 // output k spans the domain
+  std::vector<std::vector<int64_t>> strides;              // per access
+  std::vector<int64_t> dims;                              // after collapse()
+  size_t outer = 0, inner = 0;                            // axes of `dims`
+};
 
 } // namespace mdl::passes

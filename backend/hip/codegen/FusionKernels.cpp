@@ -66,10 +66,7 @@ public:
     dims_ = dom->dims;
     inner_ = dom->innerRank;
     hasRed_ = dom->hasReductions;
-    if (!collectAccesses(error))
-      return false;
-    collapse();
-    return true;
+    return collectAccesses(*dom, error);
   }
 
   bool hasReductions() const { return hasRed_; }
@@ -102,107 +99,52 @@ public:
   }
 
 private:
-  std::vector<int64_t> aligned(const std::vector<int64_t> &shape,
-                               const std::vector<int64_t> &strides) const {
-    size_t rank = dims_.size(), off = rank - shape.size();
-    std::vector<int64_t> out(rank, 0);
-    for (size_t i = 0; i < shape.size(); ++i)
-      out[off + i] = shape[i] == 1 ? 0 : strides[i];
-    return out;
-  }
-  int addAccess(std::vector<int64_t> strides) {
-    acc_.push_back(std::move(strides));
-    return int(acc_.size() - 1);
-  }
-
-  bool collectAccesses(std::string &error) {
-    size_t rank = dims_.size();
+  // The kernel's parameters (inputs, dense constants, outputs, from
+  // paramBase_ on) and the accesses over the collapsed domain
+  // (ir/passes/FusionDomain.h).
+  bool collectAccesses(const passes::FusionDomain &dom, std::string &error) {
+    const Operation *y = stdlib::terminatorOf(region_);
     if (region_.args.size() != inputs_.size()) {
       error = "a fusion's inputs do not match its region";
       return false;
     }
-    for (size_t j = 0; j < region_.args.size(); ++j) {
-      std::vector<int64_t> s = region_.args[j]->type.sizes();
-      if (s.size() > rank || inputs_[j].strides.size() != s.size()) {
-        error = "fusion input " + std::to_string(j) + " does not fit the domain";
-        return false;
-      }
+    if (y->operands.size() != outputs_.size()) {
+      error = "a fusion's outputs do not match its region";
+      return false;
+    }
+    std::vector<std::vector<int64_t>> inputStrides;
+    for (const View &v : inputs_)
+      inputStrides.push_back(v.strides);
+    auto fa = passes::FusionAccesses::of(fusion_, dom, inputStrides, error);
+    if (!fa)
+      return false;
+    for (size_t j = 0; j < inputs_.size(); ++j) {
       params_.push_back({true, "in" + std::to_string(j)});
       refs_.push_back(inputs_[j].ref);
-      inputAccess_.push_back(addAccess(aligned(s, inputs_[j].strides)));
     }
     for (auto &op : region_.ops) {
-      bool dense = op->kind == OpKind::Constant && op->results[0]->type.numElements() > 1;
-      if (dense || op->kind == OpKind::Arange) {
-        std::vector<int64_t> s = op->results[0]->type.sizes();
-        leafAccess_[op.get()] = addAccess(aligned(s, rowMajor(s)));
-      }
-      if (dense) {
+      if (op->kind == OpKind::Constant && op->results[0]->type.numElements() > 1) {
         const DenseData &d = op->attr("value")->asDense();
         constParam_[op.get()] = params_.size();
         params_.push_back({true, "const" + std::to_string(constParam_.size())});
         refs_.push_back(constants_(std::string(d.bytes.begin(), d.bytes.end())));
       }
     }
-    std::vector<int64_t> rowShape = dims_;
-    for (size_t a = rank - size_t(inner_); a < rank; ++a)
-      rowShape[a] = 1;
-    const Operation *y = stdlib::terminatorOf(region_);
-    if (y->operands.size() != outputs_.size()) {
-      error = "a fusion's outputs do not match its region";
-      return false;
-    }
-    for (size_t k = 0; k < y->operands.size(); ++k) {
-      std::vector<int64_t> s = y->operands[k]->type.sizes();
+    for (size_t k = 0; k < outputs_.size(); ++k) {
       outParam_.push_back(params_.size());
       params_.push_back({true, "out" + std::to_string(k)});
       refs_.push_back(outputs_[k].ref);
-      if (s == dims_) {
-        full_.push_back(true);
-        outAccess_.push_back(addAccess(rowMajor(dims_)));
-      } else if (s.size() <= rank && passes::alignShape(s, rank) == rowShape) {
-        full_.push_back(false);
-        outAccess_.push_back(addAccess(aligned(s, rowMajor(s))));
-      } else {
-        std::vector<int64_t> st(rank, 0), rm = rowMajor(s);
-        if (s.size() != rank - size_t(inner_)) {
-          error = "fusion output " + y->operands[k]->type.str() + " does not fit the domain";
-          return false;
-        }
-        for (size_t a = 0; a < s.size(); ++a)
-          st[a] = s[a] == 1 ? 0 : rm[a];
-        full_.push_back(false);
-        outAccess_.push_back(addAccess(st));
-      }
     }
+    fa->collapse();
+    inputAccess_ = fa->inputs;
+    leafAccess_ = fa->leaves;
+    outAccess_ = fa->outputs;
+    full_ = fa->full;
+    acc_ = std::move(fa->strides);
+    cd_ = fa->dims;
+    nOuter_ = fa->outer;
+    nInner_ = fa->inner;
     return true;
-  }
-
-  void collapse() {
-    size_t rank = dims_.size(), firstInner = rank - size_t(inner_);
-    std::vector<bool> groupInner;
-    std::vector<std::vector<int64_t>> cs(acc_.size());
-    for (size_t a = 0; a < rank; ++a) {
-      if (dims_[a] == 1)
-        continue;
-      bool in = a >= firstInner;
-      bool merge = !cd_.empty() && groupInner.back() == in;
-      for (size_t k = 0; merge && k < acc_.size(); ++k)
-        merge = cs[k].back() == acc_[k][a] * dims_[a];
-      if (merge) {
-        cd_.back() *= dims_[a];
-        for (size_t k = 0; k < acc_.size(); ++k)
-          cs[k].back() = acc_[k][a];
-        continue;
-      }
-      cd_.push_back(dims_[a]);
-      groupInner.push_back(in);
-      for (size_t k = 0; k < acc_.size(); ++k)
-        cs[k].push_back(acc_[k][a]);
-    }
-    acc_ = cs;
-    for (bool in : groupInner)
-      (in ? nInner_ : nOuter_) += 1;
   }
 
   // The strides of every access over collapsed axes [from, to).
