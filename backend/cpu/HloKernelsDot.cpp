@@ -5,6 +5,7 @@
 // which XLA lays out in exactly that order.
 #include "backend/cpu/HloKernels.h"
 #include "backend/cpu/HloPack.h"
+#include "stdlib/DotDims.h"
 
 namespace mdl::backend::cpu {
 
@@ -12,37 +13,16 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-bool contains(const Ints &v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
 template <typename T>
 Status dotTyped(const Tensor &a, const Tensor &b, const Ints &lb, const Ints &rb, const Ints &lc,
                 const Ints &rc, Tensor &y) {
   using C = AccT<T>;
   Ints as = shapeOf(a), bs = shapeOf(b);
-  Ints lfree, rfree;
-  for (int d = 0; d < int(as.size()); ++d)
-    if (!contains(lb, d) && !contains(lc, d))
-      lfree.push_back(d);
-  for (int d = 0; d < int(bs.size()); ++d)
-    if (!contains(rb, d) && !contains(rc, d))
-      rfree.push_back(d);
-  int64_t B = 1, M = 1, N = 1, K = 1;
-  for (int64_t d : lb)
-    B *= as[size_t(d)];
-  for (int64_t d : lfree)
-    M *= as[size_t(d)];
-  for (int64_t d : rfree)
-    N *= bs[size_t(d)];
-  for (int64_t d : lc)
-    K *= as[size_t(d)];
-  Ints aOrder = lb, bOrder = rb;
-  aOrder.insert(aOrder.end(), lfree.begin(), lfree.end());
-  aOrder.insert(aOrder.end(), lc.begin(), lc.end());
-  bOrder.insert(bOrder.end(), rc.begin(), rc.end());
-  bOrder.insert(bOrder.end(), rfree.begin(), rfree.end());
+  stdlib::DotDims dd = stdlib::dotDims(as, bs, lb, rb, lc, rc);
+  const int64_t B = dd.B, M = dd.M, N = dd.N, K = dd.K;
   std::vector<C> pa(size_t(B * M * K)), pb(size_t(B * K * N)), pc(size_t(B * M * N));
-  packPermuted<T, C>(a, aOrder, pa.data());
-  packPermuted<T, C>(b, bOrder, pb.data());
+  packPermuted<T, C>(a, dd.lhsOrder, pa.data());
+  packPermuted<T, C>(b, dd.rhsOrder, pb.data());
   bool perBatch = B >= 2 * omp_get_max_threads() && !omp_in_parallel();
 #pragma omp parallel for if (perBatch) schedule(static)
   for (int64_t i = 0; i < B; ++i)

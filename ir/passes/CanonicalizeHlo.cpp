@@ -20,6 +20,7 @@
 #include "ir/Half.h"
 #include "ir/passes/Canonicalize.h"
 #include "ir/passes/CanonicalizeInternal.h"
+#include "stdlib/DotDims.h"
 #include "stdlib/Registry.h"
 
 #include <algorithm>
@@ -34,8 +35,6 @@ using namespace ir;
 namespace {
 
 using Ints = std::vector<int64_t>;
-
-bool contains(const Ints &v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 /// The value of a scalar constant as a double (integers converted), or
 /// nullopt when `v` is not one.
@@ -134,32 +133,13 @@ Value *expandDot(Expander &ex) {
   Ints as = a->type.sizes(), bs = b->type.sizes();
   const Ints &lb = op.intListAttr("lhs_batch"), &rb = op.intListAttr("rhs_batch"),
              &lc = op.intListAttr("lhs_contract"), &rc = op.intListAttr("rhs_contract");
-  Ints lfree, rfree, batch;
-  for (int64_t d = 0; d < int64_t(as.size()); ++d)
-    if (!contains(lb, d) && !contains(lc, d))
-      lfree.push_back(d);
-  for (int64_t d = 0; d < int64_t(bs.size()); ++d)
-    if (!contains(rb, d) && !contains(rc, d))
-      rfree.push_back(d);
-  int64_t M = 1, N = 1, K = 1;
-  for (int64_t d : lb)
-    batch.push_back(as[size_t(d)]);
-  for (int64_t d : lfree)
-    M *= as[size_t(d)];
-  for (int64_t d : rfree)
-    N *= bs[size_t(d)];
-  for (int64_t d : lc)
-    K *= as[size_t(d)];
-  Ints aPerm = lb, bPerm = rb;
-  aPerm.insert(aPerm.end(), lfree.begin(), lfree.end());
-  aPerm.insert(aPerm.end(), lc.begin(), lc.end());
-  bPerm.insert(bPerm.end(), rc.begin(), rc.end());
-  bPerm.insert(bPerm.end(), rfree.begin(), rfree.end());
+  stdlib::DotDims dd = stdlib::dotDims(as, bs, lb, rb, lc, rc);
+  const Ints &batch = dd.batch;
   Ints aShape = batch, bShape = batch;
-  aShape.insert(aShape.end(), {M, K});
-  bShape.insert(bShape.end(), {K, N});
-  Value *a2 = ex.reshape(ex.transpose(a, aPerm), aShape);
-  Value *b2 = ex.reshape(ex.transpose(b, bPerm), bShape);
+  aShape.insert(aShape.end(), {dd.M, dd.K});
+  bShape.insert(bShape.end(), {dd.K, dd.N});
+  Value *a2 = ex.reshape(ex.transpose(a, dd.lhsOrder), aShape);
+  Value *b2 = ex.reshape(ex.transpose(b, dd.rhsOrder), bShape);
   int64_t nb = int64_t(batch.size());
   Ints batchAxes;
   for (int64_t i = 0; i < nb; ++i)

@@ -1,5 +1,6 @@
 // Shape and element-type rules of the standard library, on static and
 // symbolic shapes.
+#include "stdlib/DotDims.h"
 #include "stdlib/Registry.h"
 
 #include <gtest/gtest.h>
@@ -173,4 +174,26 @@ TEST(Creation, TypesAndArange) {
   std::vector<NamedAttr> r = {{"type", Attribute::type(TensorType::of(DType::I32, {2}))},
                               {"seed", Attribute::integer(1)}};
   EXPECT_EQ(stdlib::inferTypes(OpKind::RandomNormal, {}, r).error->code, "E0201");
+}
+
+// dot_general as a batched matrix product: lhs [k0=2, b=3, m=4, k1=5],
+// rhs [k1=5, n=6, b=3, k0=2, n2=7], batch (1; 2), contracted (0, 3; 3, 0).
+TEST(DotGeneral, DimensionNumbersAsAMatrixProduct) {
+  stdlib::DotDims d =
+      stdlib::dotDims({2, 3, 4, 5}, {5, 6, 3, 2, 7}, {1}, {2}, {0, 3}, {3, 0});
+  EXPECT_EQ(d.lhsFree, (std::vector<int64_t>{2}));
+  EXPECT_EQ(d.rhsFree, (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(d.lhsOrder, (std::vector<int64_t>{1, 2, 0, 3}));
+  EXPECT_EQ(d.rhsOrder, (std::vector<int64_t>{2, 3, 0, 1, 4}));
+  EXPECT_EQ(d.batch, (std::vector<int64_t>{3}));
+  EXPECT_EQ(d.B, 3);
+  EXPECT_EQ(d.M, 4);
+  EXPECT_EQ(d.K, 10);
+  EXPECT_EQ(d.N, 42);
+  // No batch, nothing contracted: an outer product.
+  stdlib::DotDims o = stdlib::dotDims({4}, {6}, {}, {}, {}, {});
+  EXPECT_EQ(o.B, 1);
+  EXPECT_EQ(o.K, 1);
+  EXPECT_EQ(o.M * o.N, 24);
+  EXPECT_TRUE(o.batch.empty());
 }
