@@ -8,11 +8,12 @@ import json
 import os
 import re
 import statistics
-import struct
 import subprocess
 import time
 
 import numpy as np
+
+import workloads as W
 
 PY = "/usr/bin/python3"
 
@@ -47,20 +48,8 @@ def save_bf16_npy(path, array):
 
 def save_bf16_safetensors(path, tensors):
     """{name: float32 array} -> a safetensors file of BF16 tensors."""
-    header, blobs, offset = {}, [], 0
-    for name, array in tensors.items():
-        data = to_bf16_bits(array).tobytes()
-        header[name] = {"dtype": "BF16", "shape": list(np.shape(array)),
-                        "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
-        blobs.append(data)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
+    W.write_safetensors(path, {name: ("BF16", np.shape(a), to_bf16_bits(a).tobytes())
+                               for name, a in tensors.items()})
 
 
 def load_npy(path):

@@ -20,12 +20,11 @@ import numpy as np
 # --- safetensors (the subset mdl reads: F32 tensors) -------------------------
 
 
-def save_safetensors(path, tensors):
+def write_safetensors(path, tensors):
+    """{name: (safetensors dtype, shape, bytes)} -> a safetensors file."""
     header, blobs, offset = {}, [], 0
-    for name, array in tensors.items():
-        a = np.ascontiguousarray(array, dtype=np.float32)
-        data = a.tobytes()
-        header[name] = {"dtype": "F32", "shape": list(a.shape),
+    for name, (dtype, shape, data) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": list(shape),
                         "data_offsets": [offset, offset + len(data)]}
         offset += len(data)
         blobs.append(data)
@@ -36,6 +35,12 @@ def save_safetensors(path, tensors):
         f.write(text)
         for b in blobs:
             f.write(b)
+
+
+def save_safetensors(path, tensors):
+    """{name: array} -> a safetensors file of F32 tensors."""
+    arrays = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in tensors.items()}
+    write_safetensors(path, {k: ("F32", a.shape, a.tobytes()) for k, a in arrays.items()})
 
 
 def load_safetensors(path):

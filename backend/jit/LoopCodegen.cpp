@@ -62,7 +62,7 @@ public:
     if (!collectAccesses(*dom, error))
       return {};
     FusionKernel k;
-    k.range = nOuter_ > 0 ? cd_[0] : 1;
+    k.range = fa_.outer > 0 ? fa_.dims[0] : 1;
     int64_t points = 1, cost = 0;
     for (int64_t d : dims_)
       points *= d;
@@ -74,7 +74,7 @@ public:
     // 100-operation chain on 1,000 floats, 170,000 units, runs in 7 us);
     // large domains of cheap operations are memory-bound and split from
     // 2^17 points.
-    k.parallel = nOuter_ > 0 && k.range >= 2 &&
+    k.parallel = fa_.outer > 0 && k.range >= 2 &&
                  (points * cost >= (int64_t(1) << 18) || points >= (int64_t(1) << 17));
     // A kernel that always runs whole loops over constant bounds: LLVM then
     // knows every trip count (no remainder loops, less code to compile).
@@ -109,14 +109,7 @@ private:
       rowAccess_ = fa->add(st);
     }
     fa->collapse();
-    inputAccess_ = fa->inputs;
-    leafAccess_ = fa->leaves;
-    outAccess_ = fa->outputs;
-    full_ = fa->full;
-    acc_ = std::move(fa->strides);
-    cd_ = fa->dims;
-    nOuter_ = fa->outer;
-    nInner_ = fa->inner;
+    fa_ = std::move(*fa);
     return true;
   }
 
@@ -129,7 +122,7 @@ private:
 
   llvm::Function *emit(std::string &error) {
     llvm::Type *ptrTy = llvm::PointerType::getUnqual(c_), *i64 = b_.getInt64Ty();
-    size_t nIn = region_.args.size(), nOut = outAccess_.size();
+    size_t nIn = region_.args.size(), nOut = fa_.outputs.size();
     std::vector<llvm::Type *> params(nIn + nOut, ptrTy);
     params.push_back(i64);
     params.push_back(i64);
@@ -152,13 +145,14 @@ private:
     b_.setFastMathFlags(fmf);
     emitConstants();
     emitRowBuffers();
-    std::vector<Value *> zero(acc_.size(), b_.getInt64(0));
+    std::vector<Value *> zero(fa_.strides.size(), b_.getInt64(0));
     bool ok = true;
-    if (nOuter_ > 0)
-      nest(0, nOuter_, zero, {}, [&](const std::vector<Value *> &offs, const std::vector<Value *> &) {
-        ok &= row(offs, error);
-        return std::vector<Value *>{};
-      });
+    if (fa_.outer > 0)
+      nest(0, fa_.outer, zero, {},
+           [&](const std::vector<Value *> &offs, const std::vector<Value *> &) {
+             ok &= row(offs, error);
+             return std::vector<Value *>{};
+           });
     else
       ok &= row(zero, error);
     b_.CreateRetVoid();
@@ -200,8 +194,8 @@ private:
             llvm::StringRef(reinterpret_cast<const char *>(d.bytes.data()), d.bytes.size()),
             uint64_t(d.type.numElements()), et);
       }
-      constData_[op.get()] = new llvm::GlobalVariable(mod_, arrTy, true, llvm::GlobalValue::PrivateLinkage,
-                                                      init, name_ + ".const");
+      constData_[op.get()] = new llvm::GlobalVariable(
+          mod_, arrTy, true, llvm::GlobalValue::PrivateLinkage, init, name_ + ".const");
     }
   }
 
@@ -228,9 +222,9 @@ private:
   std::vector<Value *> nest(size_t d, size_t stop, const std::vector<Value *> &offs,
                             const std::vector<Value *> &carried, const Body &fn) {
     llvm::Function *f = b_.GetInsertBlock()->getParent();
-    bool ranged = d == 0 && nOuter_ > 0 && ranged_;
+    bool ranged = d == 0 && fa_.outer > 0 && ranged_;
     Value *lo = ranged ? begin_ : b_.getInt64(0);
-    Value *hi = ranged ? end_ : b_.getInt64(cd_[d]);
+    Value *hi = ranged ? end_ : b_.getInt64(fa_.dims[d]);
     llvm::BasicBlock *pre = b_.GetInsertBlock();
     auto *header = llvm::BasicBlock::Create(c_, "loop", f);
     auto *bodyBB = llvm::BasicBlock::Create(c_, "body", f);
@@ -248,7 +242,7 @@ private:
     b_.SetInsertPoint(bodyBB);
     std::vector<Value *> o(offs.size());
     for (size_t k = 0; k < offs.size(); ++k) {
-      int64_t s = acc_[k][d];
+      int64_t s = fa_.strides[k][d];
       o[k] = s == 0 ? offs[k] : b_.CreateAdd(offs[k], b_.CreateMul(i, b_.getInt64(uint64_t(s))));
     }
     std::vector<Value *> cur(phis.begin(), phis.end());
@@ -267,13 +261,13 @@ private:
     // programs (chains of 20 on [16, 64]) took 60% longer to compile when
     // they interleaved.
     int64_t points = 1;
-    for (int64_t e : cd_)
+    for (int64_t e : fa_.dims)
       points *= e;
     size_t chain = 0;
     for (auto &op : region_.ops)
       chain += stdlib::hasTrait(op->kind, stdlib::trait::FusionLeaf) ? 0 : 1;
     bool large = points >= (int64_t(1) << 16);
-    if (d + 1 == stop && cd_[d] >= 512 && (large ? region_.ops.size() >= 8 : chain >= 64)) {
+    if (d + 1 == stop && fa_.dims[d] >= 512 && (large ? region_.ops.size() >= 8 : chain >= 64)) {
       llvm::Metadata *ic[] = {llvm::MDString::get(c_, "llvm.loop.interleave.count"),
                               llvm::ConstantAsMetadata::get(b_.getInt32(4))};
       llvm::MDNode *self = llvm::MDNode::getDistinct(c_, {nullptr, llvm::MDNode::get(c_, ic)});
@@ -304,9 +298,9 @@ private:
     if (!v->def) {
       unsigned j = v->index;
       r = loadElement(b_, v->type.dtype,
-                      elementPtr(ptrs_[j], v->type.dtype, ctx.offsets[size_t(inputAccess_[j])]));
+                      elementPtr(ptrs_[j], v->type.dtype, ctx.offsets[size_t(fa_.inputs[j])]));
     } else {
-      auto leaf = [&](const Operation &l) { return ctx.offsets[size_t(leafAccess_.at(&l))]; };
+      auto leaf = [&](const Operation &l) { return ctx.offsets[size_t(fa_.leaves.at(&l))]; };
       auto data = [&](const Operation &c) -> Value * { return constData_.at(&c); };
       auto operand = [&](const ir::Value *o, std::string &e) { return eval(o, ctx, e); };
       r = emitFusedOperation(b_, *v->def, {leaf, data, operand, reduced_}, error);
@@ -348,8 +342,8 @@ private:
         continue;
       std::vector<Value *> init = accInit(r);
       std::vector<Value *> result;
-      if (nInner_ > 0) {
-        result = nest(nOuter_, nOuter_ + nInner_, offs, init,
+      if (fa_.inner > 0) {
+        result = nest(fa_.outer, fa_.outer + fa_.inner, offs, init,
                       [&](const std::vector<Value *> &o, const std::vector<Value *> &cur) {
                         Ctx ctx{o, {}};
                         Value *x = eval(r.operands[0], ctx, error);
@@ -375,7 +369,7 @@ private:
     Ctx rowCtx{offs, {}};
     bool anyFull = false;
     for (size_t k = 0; k < y->operands.size(); ++k) {
-      if (full_[k]) {
+      if (fa_.full[k]) {
         anyFull = true;
         continue;
       }
@@ -385,14 +379,14 @@ private:
         return false;
       storeElement(b_, v->type.dtype, x,
                    elementPtr(ptrs_[region_.args.size() + k], v->type.dtype,
-                              offs[size_t(outAccess_[k])]));
+                              offs[size_t(fa_.outputs[k])]));
     }
     if (!anyFull)
       return true;
     auto storeFull = [&](const std::vector<Value *> &o) {
       Ctx ctx{o, {}};
       for (size_t k = 0; k < y->operands.size(); ++k) {
-        if (!full_[k])
+        if (!fa_.full[k])
           continue;
         ir::Value *v = y->operands[k];
         Value *x = eval(v, ctx, error);
@@ -402,11 +396,11 @@ private:
         }
         storeElement(b_, v->type.dtype, x,
                      elementPtr(ptrs_[region_.args.size() + k], v->type.dtype,
-                                o[size_t(outAccess_[k])]));
+                                o[size_t(fa_.outputs[k])]));
       }
     };
-    if (nInner_ > 0)
-      nest(nOuter_, nOuter_ + nInner_, offs, {},
+    if (fa_.inner > 0)
+      nest(fa_.outer, fa_.outer + fa_.inner, offs, {},
            [&](const std::vector<Value *> &o, const std::vector<Value *> &) {
              storeFull(o);
              return std::vector<Value *>{};
@@ -424,15 +418,10 @@ private:
   const std::vector<std::vector<int64_t>> &inputStrides_;
   std::string name_;
   std::vector<int64_t> dims_;
+  passes::FusionAccesses fa_; // collapsed: fa_.dims, fa_.strides per access
   int inner_ = 0;
   bool hasRed_ = false;
-  std::vector<std::vector<int64_t>> acc_; // per access: strides over cd_
-  std::vector<int> inputAccess_, outAccess_;
-  std::vector<bool> full_;
-  std::unordered_map<const Operation *, int> leafAccess_;
   std::unordered_map<const Operation *, llvm::GlobalVariable *> constData_;
-  std::vector<int64_t> cd_;
-  size_t nOuter_ = 0, nInner_ = 0;
   bool ranged_ = true; // the first loop runs over [begin, end)
   std::vector<Value *> ptrs_;
   Value *begin_ = nullptr, *end_ = nullptr;

@@ -1,22 +1,10 @@
 // Printing the per-party accounting tables (Accounting.h).
 #include "backend/mpc/Accounting.h"
+#include "backend/runtime/FormatBytes.h"
 
 #include <cstdio>
 
 namespace mdl::backend::mpc {
-
-std::string formatBytes(uint64_t bytes) {
-  char buf[32];
-  if (bytes < 1024)
-    std::snprintf(buf, sizeof buf, "%llu B", (unsigned long long)bytes);
-  else if (bytes < 1024 * 1024)
-    std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024.0);
-  else if (bytes < 1024ull * 1024 * 1024)
-    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024));
-  else
-    std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
-  return buf;
-}
 
 void printStats(std::ostream &os, int party, const OpStatsTable &table) {
   char line[160];

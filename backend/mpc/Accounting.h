@@ -36,7 +36,4 @@ void printStats(std::ostream &os, int party, const OpStatsTable &table);
 /// Prints the three parties' tables one after the other.
 void printStats(std::ostream &os, const std::vector<OpStatsTable> &tables);
 
-/// "8.0 MiB", "512 B": bytes for people.
-std::string formatBytes(uint64_t bytes);
-
 } // namespace mdl::backend::mpc

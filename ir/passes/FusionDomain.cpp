@@ -189,9 +189,9 @@ int FusionAccesses::add(std::vector<int64_t> st) {
   return int(strides.size() - 1);
 }
 
-std::optional<FusionAccesses> FusionAccesses::of(const Operation &fusion, const FusionDomain &domain,
-                                                 const std::vector<std::vector<int64_t>> &inputStrides,
-                                                 std::string &error) {
+std::optional<FusionAccesses>
+FusionAccesses::of(const Operation &fusion, const FusionDomain &domain,
+                   const std::vector<std::vector<int64_t>> &inputStrides, std::string &error) {
   FusionAccesses fa;
   fa.domain = domain;
   const std::vector<int64_t> &dims = domain.dims;

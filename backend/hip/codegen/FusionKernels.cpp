@@ -88,7 +88,7 @@ public:
     b.setFastMathFlags(contract);
     bool ok = true;
     const Operation *y = stdlib::terminatorOf(region_);
-    Ctx ctx{pointOffsets(b, index, cd_, stridesOver(0, cd_.size())), {}};
+    Ctx ctx{pointOffsets(b, index, fa_.dims, stridesOver(0, fa_.dims.size())), {}};
     for (size_t k = 0; k < y->operands.size() && ok; ++k)
       store(k, ctx, ok, error);
     b.setFastMathFlags(saved);
@@ -136,28 +136,21 @@ private:
       refs_.push_back(outputs_[k].ref);
     }
     fa->collapse();
-    inputAccess_ = fa->inputs;
-    leafAccess_ = fa->leaves;
-    outAccess_ = fa->outputs;
-    full_ = fa->full;
-    acc_ = std::move(fa->strides);
-    cd_ = fa->dims;
-    nOuter_ = fa->outer;
-    nInner_ = fa->inner;
+    fa_ = std::move(*fa);
     return true;
   }
 
   // The strides of every access over collapsed axes [from, to).
   std::vector<std::vector<int64_t>> stridesOver(size_t from, size_t to) const {
     std::vector<std::vector<int64_t>> s;
-    for (const auto &a : acc_)
+    for (const auto &a : fa_.strides)
       s.emplace_back(a.begin() + long(from), a.begin() + long(to));
     return s;
   }
   int64_t extent(size_t from, size_t to) const {
     int64_t n = 1;
     for (size_t i = from; i < to; ++i)
-      n *= cd_[i];
+      n *= fa_.dims[i];
     return n;
   }
 
@@ -181,9 +174,9 @@ private:
     } else if (!v->def) {
       unsigned j = v->index;
       r = jit::loadElement(b, v->type.dtype,
-                           elementPtr(j, v->type.dtype, ctx.offsets[size_t(inputAccess_[j])]));
+                           elementPtr(j, v->type.dtype, ctx.offsets[size_t(fa_.inputs[j])]));
     } else {
-      auto leaf = [&](const Operation &l) { return ctx.offsets[size_t(leafAccess_.at(&l))]; };
+      auto leaf = [&](const Operation &l) { return ctx.offsets[size_t(fa_.leaves.at(&l))]; };
       auto data = [&](const Operation &c) { return kb_->param(paramBase_ + constParam_.at(&c)); };
       auto operand = [&](const ir::Value *o, std::string &e) { return eval(o, ctx, e); };
       r = jit::emitFusedOperation(b, *v->def, {leaf, data, operand, reduced_}, error);
@@ -226,7 +219,7 @@ private:
       return;
     }
     jit::storeElement(kb_->b(), v->type.dtype, x,
-                      elementPtr(outParam_[k], v->type.dtype, ctx.offsets[size_t(outAccess_[k])]));
+                      elementPtr(outParam_[k], v->type.dtype, ctx.offsets[size_t(fa_.outputs[k])]));
   }
 
   // The tree: each thread's `mine` meets the others' in work-group array
@@ -257,8 +250,8 @@ private:
   bool accumulate(const Operation &r, Value *var, const std::vector<Value *> &rowOffs, Value *from,
                   Value *to, std::string &error) {
     llvm::IRBuilder<> &b = kb_->b();
-    std::vector<int64_t> innerShape(cd_.begin() + long(nOuter_), cd_.end());
-    auto innerStrides = stridesOver(nOuter_, nOuter_ + nInner_);
+    std::vector<int64_t> innerShape(fa_.dims.begin() + long(fa_.outer), fa_.dims.end());
+    auto innerStrides = stridesOver(fa_.outer, fa_.outer + fa_.inner);
     bool ok = true;
     b.CreateStore(accInit(r), var);
     kb_->loop(b.CreateAdd(from, kb_->localId()), to, b.getInt64(kBlock), [&](Value *j) {
@@ -276,25 +269,25 @@ private:
   // Thread 0 stores the row outputs, the threads the full outputs.
   bool storeRowOutputs(const std::vector<Value *> &rowOffs, std::string &error) {
     llvm::IRBuilder<> &b = kb_->b();
-    std::vector<int64_t> innerShape(cd_.begin() + long(nOuter_), cd_.end());
-    auto innerStrides = stridesOver(nOuter_, nOuter_ + nInner_);
-    int64_t n = extent(nOuter_, nOuter_ + nInner_);
+    std::vector<int64_t> innerShape(fa_.dims.begin() + long(fa_.outer), fa_.dims.end());
+    auto innerStrides = stridesOver(fa_.outer, fa_.outer + fa_.inner);
+    int64_t n = extent(fa_.outer, fa_.outer + fa_.inner);
     Value *tid = kb_->localId();
     bool ok = true, anyFull = false, anyRow = false;
-    for (size_t k = 0; k < full_.size(); ++k)
-      (full_[k] ? anyFull : anyRow) = true;
+    for (size_t k = 0; k < fa_.full.size(); ++k)
+      (fa_.full[k] ? anyFull : anyRow) = true;
     if (anyRow)
       kb_->ifThen(b.CreateICmpEQ(tid, b.getInt64(0)), [&] {
         Ctx ctx{rowOffs, {}};
-        for (size_t k = 0; k < full_.size() && ok; ++k)
-          if (!full_[k])
+        for (size_t k = 0; k < fa_.full.size() && ok; ++k)
+          if (!fa_.full[k])
             store(k, ctx, ok, error);
       });
     if (anyFull && ok)
       kb_->loop(tid, b.getInt64(uint64_t(n)), b.getInt64(kBlock), [&](Value *j) {
         Ctx ctx{add(rowOffs, pointOffsets(b, j, innerShape, innerStrides)), {}};
-        for (size_t k = 0; k < full_.size() && ok; ++k)
-          if (full_[k])
+        for (size_t k = 0; k < fa_.full.size() && ok; ++k)
+          if (fa_.full[k])
             store(k, ctx, ok, error);
       });
     return ok;
@@ -318,9 +311,9 @@ private:
     b.setFastMathFlags(fmf);
     bool ok = true;
     const Operation *y = stdlib::terminatorOf(region_);
-    int64_t total = extent(0, cd_.size()), groups = groupsFor(total);
-    auto strides = stridesOver(0, cd_.size());
-    std::vector<int64_t> shape(cd_.begin(), cd_.end());
+    int64_t total = extent(0, fa_.dims.size()), groups = groupsFor(total);
+    auto strides = stridesOver(0, fa_.dims.size());
+    std::vector<int64_t> shape(fa_.dims.begin(), fa_.dims.end());
     kb.forEachPoint(total, groups, [&](Value *i) {
       Ctx ctx{pointOffsets(b, i, shape, strides), {}};
       for (size_t k = 0; k < y->operands.size() && ok; ++k)
@@ -336,10 +329,10 @@ private:
     llvm::IRBuilder<> &b = kb.b();
     b.setFastMathFlags(fmf);
     bool ok = true;
-    int64_t rows = extent(0, nOuter_), n = extent(nOuter_, nOuter_ + nInner_);
+    int64_t rows = extent(0, fa_.outer), n = extent(fa_.outer, fa_.outer + fa_.inner);
     int64_t groups = std::min<int64_t>(rows, kMaxGroups);
-    std::vector<int64_t> outerShape(cd_.begin(), cd_.begin() + long(nOuter_));
-    auto outerStrides = stridesOver(0, nOuter_);
+    std::vector<int64_t> outerShape(fa_.dims.begin(), fa_.dims.begin() + long(fa_.outer));
+    auto outerStrides = stridesOver(0, fa_.outer);
     // One work-group array and one accumulator per reduction.
     std::unordered_map<const Operation *, Value *> shared, accVar;
     int nRed = 0;
@@ -379,10 +372,10 @@ private:
   /// kMinPiece elements; every reduction reads no other reduction and every
   /// output is a row output (the split computes no full outputs).
   int64_t splitParts() const {
-    int64_t rows = extent(0, nOuter_), n = extent(nOuter_, nOuter_ + nInner_);
+    int64_t rows = extent(0, fa_.outer), n = extent(fa_.outer, fa_.outer + fa_.inner);
     if (rows >= kSplitRowsBelow || n < 2 * kMinPiece)
       return 0;
-    for (bool f : full_)
+    for (bool f : fa_.full)
       if (f)
         return 0;
     for (auto &op : region_.ops)
@@ -405,10 +398,10 @@ private:
 
   bool emitSplitRows(int64_t parts, llvm::FastMathFlags fmf, std::vector<GpuLaunch> &launches,
                      std::string &error) {
-    int64_t rows = extent(0, nOuter_), n = extent(nOuter_, nOuter_ + nInner_);
+    int64_t rows = extent(0, fa_.outer), n = extent(fa_.outer, fa_.outer + fa_.inner);
     int64_t piece = (n + parts - 1) / parts;
-    std::vector<int64_t> outerShape(cd_.begin(), cd_.begin() + long(nOuter_));
-    auto outerStrides = stridesOver(0, nOuter_);
+    std::vector<int64_t> outerShape(fa_.dims.begin(), fa_.dims.begin() + long(fa_.outer));
+    auto outerStrides = stridesOver(0, fa_.outer);
     std::vector<const Operation *> reds;
     for (auto &op : region_.ops)
       if (stdlib::isRowReduction(op->kind))
@@ -511,15 +504,11 @@ private:
   const ScratchSink &scratch_;
   KernelBuilder *kb_ = nullptr;
 
-  std::vector<int64_t> dims_, cd_;
+  std::vector<int64_t> dims_;
+  passes::FusionAccesses fa_; // collapsed: fa_.dims, fa_.strides per access
   int inner_ = 0;
   bool hasRed_ = false;
-  size_t nOuter_ = 0, nInner_ = 0;
-  std::vector<std::vector<int64_t>> acc_;
-  std::vector<int> inputAccess_, outAccess_;
-  std::vector<bool> full_;
   std::vector<size_t> outParam_;
-  std::unordered_map<const Operation *, int> leafAccess_;
   std::unordered_map<const Operation *, size_t> constParam_;
   std::vector<KernelParam> params_;
   std::vector<GpuRef> refs_;

@@ -1,5 +1,6 @@
 // Printing a GPU device's statistics (see GpuStats.h).
 #include "backend/hip/runtime/GpuStats.h"
+#include "backend/runtime/FormatBytes.h"
 
 #include <nlohmann/json.hpp>
 
@@ -7,21 +8,6 @@
 #include <cstdio>
 
 namespace mdl::backend::hip {
-
-namespace {
-std::string formatBytes(uint64_t bytes) {
-  char buf[32];
-  if (bytes < 1024)
-    std::snprintf(buf, sizeof buf, "%llu B", (unsigned long long)bytes);
-  else if (bytes < 1024 * 1024)
-    std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024.0);
-  else if (bytes < 1024ull * 1024 * 1024)
-    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024));
-  else
-    std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
-  return buf;
-}
-} // namespace
 
 int GpuStats::row(const std::string &kernel, const std::string &what) {
   auto [it, added] = index_.insert({{kernel, what}, int(rows_.size())});
