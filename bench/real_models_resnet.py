@@ -39,12 +39,13 @@ import json
 import os
 import re
 import statistics
-import struct
 import subprocess
 import tempfile
 import time
 
 import numpy as np
+
+import workloads as W
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -144,23 +145,6 @@ def torch_resnet50():
     return model, WithSoftmax(model)
 
 
-def write_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, a in tensors.items():
-        b = np.ascontiguousarray(a, dtype=np.float32).tobytes()
-        header[name] = {"dtype": "F32", "shape": list(a.shape),
-                        "data_offsets": [offset, offset + len(b)]}
-        offset += len(b)
-        blobs.append(b)
-    h = json.dumps(header).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
-
-
 def prepare(work, mdl, corpus):
     """Writes resnet50.mdl, resnet50.safetensors, resnet50_x.npy (NHWC) and
     resnet50_torch.pt (the peer's state) into `work`."""
@@ -221,7 +205,7 @@ def prepare(work, mdl, corpus):
     out = (src[:m.start()] + "\n".join(decl) +
            "\n\nfn main(%s) -> (f32[1, 1000]) {" % inputs[0] + fn + body[end:])
     open(os.path.join(work, "resnet50.mdl"), "w").write(out)
-    write_safetensors(os.path.join(work, "resnet50.safetensors"), tensors)
+    W.save_safetensors(os.path.join(work, "resnet50.safetensors"), tensors)
     x = torch.randn(1, 3, 224, 224)
     np.save(os.path.join(work, "resnet50_x.npy"), x.permute(0, 2, 3, 1).contiguous().numpy())
     torch.save({"model": model.state_dict(), "x": x}, os.path.join(work, "resnet50_torch.pt"))
