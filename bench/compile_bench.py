@@ -27,6 +27,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "hlo"))  # hlo_util
 
 PY = "/usr/bin/python3"
 RESNET = "keras_jax_resnet50_predict_f32.hlo"
