@@ -314,10 +314,6 @@ MOCK_API int hipDeviceGetName(char *name, int len, int d) {
   std::snprintf(name, size_t(len), "Mock AMD Instinct %d", d);
   return kSuccess;
 }
-MOCK_API int hipDeviceTotalMem(size_t *bytes, int) {
-  *bytes = size_t(64) << 30;
-  return kSuccess;
-}
 // hipDeviceProp_t begins with the name; the architecture's name comes later.
 MOCK_API int hipGetDeviceProperties(void *props, int d) {
   if (d < 0 || d >= kGpus)
@@ -470,10 +466,6 @@ MOCK_API int cuDeviceGetAttribute(int *v, int attribute, CUdevice d) {
     return kSuccess;
   }
   return kInvalidValue;
-}
-MOCK_API int cuDeviceTotalMem_v2(size_t *bytes, CUdevice) {
-  *bytes = size_t(80) << 30;
-  return kSuccess;
 }
 MOCK_API int cuDeviceCanAccessPeer(int *can, CUdevice d, CUdevice peer) {
   if (d < 0 || d >= kGpus || peer < 0 || peer >= kGpus)

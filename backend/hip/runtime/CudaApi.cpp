@@ -48,7 +48,6 @@ struct CudaLibrary {
   CUresult (*deviceGet)(CUdevice *, int);
   CUresult (*deviceGetName)(char *, int, CUdevice);
   CUresult (*deviceGetAttribute)(int *, int, CUdevice);
-  CUresult (*deviceTotalMem)(size_t *, CUdevice);
   CUresult (*deviceCanAccessPeer)(int *, CUdevice, CUdevice);
   CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*primaryCtxRelease)(CUdevice);
@@ -85,7 +84,6 @@ struct CudaLibrary {
          {deviceGet, "cuDeviceGet"},
          {deviceGetName, "cuDeviceGetName"},
          {deviceGetAttribute, "cuDeviceGetAttribute"},
-         {deviceTotalMem, "cuDeviceTotalMem_v2"},
          {deviceCanAccessPeer, "cuDeviceCanAccessPeer"},
          {primaryCtxRetain, "cuDevicePrimaryCtxRetain"},
          {primaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"},

@@ -19,7 +19,7 @@ struct DeviceState {
   GpuStats stats;
   int ordinal = 0;
   int timings = 0; // 1: table at close, 2: JSON lines
-  std::string description, error;
+  std::string error;
 
   /// Device memory, recorded in `memory`.
   llvm::Expected<DeviceMemory> alloc(uint64_t bytes);

@@ -229,7 +229,8 @@ public:
   }
 
   llvm::Expected<bool> vendorGemm(const BlasGemm &g, int timingTag) override {
-    if (blasName().empty())
+    // A product the BLAS declines is not timed: nothing would run.
+    if (blasName().empty() || !blas_->takes(g))
       return false;
     makeCurrent();
     bool taken = false;
@@ -291,8 +292,12 @@ private:
       harvest(measured_);
     }
     Timed t{tag, nullptr, nullptr};
-    if (!timingEvent(t.start) || !timingEvent(t.end))
+    if (!timingEvent(t.start))
       return enqueue();
+    if (!timingEvent(t.end)) {
+      spareEvents_.push_back(t.start);
+      return enqueue();
+    }
     lib_.eventRecord(t.start, stream_);
     llvm::Error e = enqueue();
     lib_.eventRecord(t.end, stream_);

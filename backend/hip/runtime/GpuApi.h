@@ -45,12 +45,11 @@ struct KernelArg {
   int64_t value = 0;
 };
 
-/// Where a kernel runs: work-groups in the grid, threads per work-group,
-/// and the static work-group memory it declares.
+/// Where a kernel runs: work-groups in the grid, threads per work-group
+/// (its work-group memory is static, declared by the kernel itself).
 struct LaunchShape {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
-  uint32_t sharedBytes = 0;
 };
 
 /// C = A @ B, row-major (see GpuGemm in GpuProgram.h), on device memory.

@@ -87,7 +87,6 @@ mdl_device *openDevice(const mdl_device_arg *args, uint32_t n, const char **erro
   d->gpu = std::move(gpu);
   d->ordinal = options.ordinal;
   d->timings = timings;
-  d->description = d->gpu->info().description;
   return d;
 }
 
@@ -103,7 +102,7 @@ void closeDevice(mdl_device *d) {
   delete d;
 }
 
-const char *describeDevice(mdl_device *d) { return d->description.c_str(); }
+const char *describeDevice(mdl_device *d) { return d->gpu->info().description.c_str(); }
 
 void *allocDevice(mdl_device *d, uint64_t bytes) {
   auto m = d->alloc(bytes);

@@ -18,10 +18,8 @@ int GpuStats::row(const std::string &kernel, const std::string &what) {
 
 void GpuStats::addTimes(const std::vector<std::pair<int, double>> &times) {
   for (auto [tag, ms] : times)
-    if (tag >= 0 && size_t(tag) < rows_.size()) {
+    if (tag >= 0 && size_t(tag) < rows_.size())
       rows_[size_t(tag)].ms += ms;
-      ++rows_[size_t(tag)].timed;
-    }
 }
 
 uint64_t GpuStats::launches() const {

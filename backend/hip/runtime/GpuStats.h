@@ -34,7 +34,7 @@ public:
 private:
   struct Row {
     std::string kernel, what;
-    uint64_t launches = 0, timed = 0;
+    uint64_t launches = 0;
     double ms = 0;
   };
   std::vector<Row> rows_;

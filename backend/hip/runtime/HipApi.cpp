@@ -44,7 +44,6 @@ struct HipLibrary {
   hipError_t (*getDeviceCount)(int *);
   hipError_t (*makeCurrent)(int); // hipSetDevice: a device's context is its ordinal
   hipError_t (*deviceGetName)(char *, int, int);
-  hipError_t (*deviceTotalMem)(size_t *, int);
   hipError_t (*getDeviceProperties)(void *, int);
   hipError_t (*deviceCanAccessPeer)(int *, int, int);
   hipError_t (*enablePeerAccess)(int, unsigned);
@@ -76,7 +75,6 @@ struct HipLibrary {
                         {getDeviceCount, "hipGetDeviceCount"},
                         {makeCurrent, "hipSetDevice"},
                         {deviceGetName, "hipDeviceGetName"},
-                        {deviceTotalMem, "hipDeviceTotalMem"},
                         {getDeviceProperties, "hipGetDeviceProperties"},
                         {deviceCanAccessPeer, "hipDeviceCanAccessPeer"},
                         {enablePeerAccess, "hipDeviceEnablePeerAccess"},

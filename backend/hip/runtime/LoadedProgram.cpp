@@ -155,6 +155,8 @@ Error LoadedProgram::prepare() {
     bool epilogue = s.kind == GpuStep::Kind::Gemm && s.gemm.hasEpilogue;
     epilogueTags_.push_back(
         epilogue ? device_.stats.row(p.kernels[s.gemm.epilogue.kernel].name, s.what) : -1);
+    // Made at the first product the BLAS runs: the BLAS opens then.
+    blasTags_.push_back(-1);
   }
   if (p.scratchBytes) {
     auto m = device_.alloc(p.scratchBytes);
@@ -286,7 +288,6 @@ Error LoadedProgram::launch(const GpuLaunch &l, int tag) {
     shape.grid[d] = l.grid[d];
     shape.block[d] = k.block[d];
   }
-  shape.sharedBytes = k.sharedBytes;
   std::vector<KernelArg> args;
   args.reserve(l.args.size());
   for (const GpuRef &r : l.args) {
@@ -313,6 +314,9 @@ Error LoadedProgram::runStep(const GpuStep &s, size_t index) {
     return launch(s.launch, tags_[index]);
   case GpuStep::Kind::Gemm: {
     const GpuGemm &g = s.gemm;
+    std::string blas = device_.gpu->blasName();
+    if (blas.empty())
+      return launch(g.fallback, tags_[index]);
     BlasGemm b;
     b.dtype = g.dtype;
     b.transA = g.transA;
@@ -330,10 +334,9 @@ Error LoadedProgram::runStep(const GpuStep &s, size_t index) {
     b.a = ref(g.a).address();
     b.b = ref(g.b).address();
     b.c = ref(g.c).address();
-    std::string blas = device_.gpu->blasName();
-    if (blas.empty())
-      return launch(g.fallback, tags_[index]);
-    int tag = device_.stats.row(blas + " gemm", s.what);
+    int &tag = blasTags_[index];
+    if (tag < 0)
+      tag = device_.stats.row(blas + " gemm", s.what);
     auto taken = device_.gpu->vendorGemm(b, device_.timings ? tag : -1);
     if (!taken)
       return taken.takeError();

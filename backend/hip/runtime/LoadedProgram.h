@@ -48,6 +48,7 @@ private:
   std::vector<void *> kernels_;      // by GpuProgram::kernels index
   std::vector<int> tags_;            // each step's statistics row
   std::vector<int> epilogueTags_;    // a Gemm step's epilogue's row (-1: none)
+  std::vector<int> blasTags_;        // a Gemm step's BLAS row (-1: not made yet)
   DeviceMemory scratch_, constants_; // address 0 when empty
   // The current run's buffers.
   std::vector<DeviceRef> inputs_, outputs_;

@@ -183,9 +183,12 @@ public:
   Blas(const Entry &e, void *handle) : e_(e), handle_(handle) {}
   ~Blas() override { e_.destroy(handle_); }
   const char *name() const override { return Entry::kName; }
+  bool takes(const BlasGemm &g) const override {
+    return takesType(g.dtype) && columnMajor(g).fitsInt;
+  }
   Expected<bool> gemm(const BlasGemm &g) override {
     ColumnMajorGemm c = columnMajor(g);
-    if (!c.fitsInt)
+    if (!takesType(g.dtype) || !c.fitsInt)
       return false;
     int ta = c.transFirst ? Entry::kOpT : Entry::kOpN;
     int tb = c.transSecond ? Entry::kOpT : Entry::kOpN;
@@ -194,13 +197,8 @@ public:
       status = realGemm<float>(e_.sgemm, handle_, ta, tb, c);
     } else if (g.dtype == MDL_F64) {
       status = realGemm<double>(e_.dgemm, handle_, ta, tb, c);
-    } else if (g.dtype == MDL_F16 || g.dtype == MDL_BF16) {
-      if constexpr (Entry::kHalves)
-        status = e_.halfGemm(handle_, ta, tb, c, g.dtype == MDL_BF16);
-      else
-        return false;
-    } else {
-      return false;
+    } else if constexpr (Entry::kHalves) { // f16 or bf16 (takesType)
+      status = e_.halfGemm(handle_, ta, tb, c, g.dtype == MDL_BF16);
     }
     if (status != 0)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -210,6 +208,11 @@ public:
   }
 
 private:
+  static bool takesType(int32_t dtype) {
+    return dtype == MDL_F32 || dtype == MDL_F64 ||
+           (Entry::kHalves && (dtype == MDL_F16 || dtype == MDL_BF16));
+  }
+
   const Entry &e_;
   void *handle_;
 };

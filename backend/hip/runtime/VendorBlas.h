@@ -18,6 +18,8 @@ class VendorBlas {
 public:
   virtual ~VendorBlas() = default;
   virtual const char *name() const = 0;
+  /// Whether it takes the product (its type, sizes in its int arguments).
+  virtual bool takes(const BlasGemm &g) const = 0;
   /// Enqueues the product; false (nothing enqueued) when it does not take it.
   virtual llvm::Expected<bool> gemm(const BlasGemm &g) = 0;
 };
