@@ -717,28 +717,38 @@ private:
   /// residual's slot when it is the residual's last reader (the oneDNN
   /// primitive adds to what its output holds: ConvPrimitive.h), saving the
   /// copy of the residual into the output; not when another operand shares
-  /// that slot, which the convolution would overwrite while reading it.
+  /// that slot, which the convolution would overwrite while reading it, and
+  /// not with two residuals (both live until the convolution: one slot
+  /// cannot hold them and the output).
   void residualInPlace(const Operation &op, int p) {
     auto steps = stdlib::parseEpilogue(op.stringAttr("epilogue"));
     if (!steps || op.results.size() != 1)
       return;
+    const stdlib::EpilogueStep *residual = nullptr;
     for (const stdlib::EpilogueStep &s : *steps) {
-      size_t k = size_t(s.operand + 2);
-      if (s.kind != stdlib::EpilogueKind::Residual || k >= op.operands.size())
+      if (s.kind != stdlib::EpilogueKind::Residual)
         continue;
-      const Value *r = op.operands[k];
-      int rr = rootOfValue(r), ro = rootOfValue(op.results[0].get());
-      const Root &R = plan_.roots[size_t(rr)], &O = plan_.roots[size_t(ro)];
-      const ValueLoc &l = locOf(r);
-      if (rr == ro || R.kind != Root::Kind::Arena || O.kind != Root::Kind::Arena ||
-          R.space != O.space || R.bytes != O.bytes || !l.contiguous || l.offset != 0 ||
-          R.end != p)
+      if (residual)
         return;
-      for (size_t i = 0; i < op.operands.size(); ++i)
-        if (i != k && rootOfValue(op.operands[i]) == rr)
-          return;
-      merge(ro, rr);
+      residual = &s;
     }
+    if (!residual)
+      return;
+    size_t k = size_t(residual->operand + 2);
+    if (k >= op.operands.size())
+      return;
+    const Value *r = op.operands[k];
+    int rr = rootOfValue(r), ro = rootOfValue(op.results[0].get());
+    const Root &R = plan_.roots[size_t(rr)], &O = plan_.roots[size_t(ro)];
+    const ValueLoc &l = locOf(r);
+    if (rr == ro || R.kind != Root::Kind::Arena || O.kind != Root::Kind::Arena ||
+        R.space != O.space || R.bytes != O.bytes || !l.contiguous || l.offset != 0 ||
+        R.end != p)
+      return;
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      if (i != k && rootOfValue(op.operands[i]) == rr)
+        return;
+    merge(ro, rr);
   }
 
   void destinations() {

@@ -398,6 +398,30 @@ fn main(x: f32[1, 8, 8, 4], w: f32[3, 3, 4, 4]) -> f32[1, 8, 8, 4] {
             p.plan.rep(p.plan.loc(convs[0].second).root));
 }
 
+// Two residuals are alive until the convolution reads them: neither may
+// share the output's slot (the second would be overwritten by the first).
+TEST(BufferPlanTest, ConvolutionWithTwoResidualsKeepsThemApart) {
+  Planned p = plan(R"(
+fn main(x: f32[1, 5, 5, 3], w: f32[3, 3, 3, 4], a: f32[1, 3, 3, 4], b: f32[1, 3, 3, 4]) -> f32[1, 3, 3, 4] {
+  let r1 = exp(a)
+  let r2 = sin(b) * 10.0
+  let y = fused_convolution(x, w, r1, r2, dim_labels = "b01f_01io->b01f", epilogue = "residual,residual")
+  return y * 2.0
+})");
+  const Operation *conv = nullptr;
+  walk(*p.main->body, [&](const Operation &op) {
+    if (op.kind == OpKind::FusedConvolution)
+      conv = &op;
+  });
+  ASSERT_NE(conv, nullptr);
+  int y = p.plan.rep(p.plan.loc(conv->results[0].get()).root);
+  int r1 = p.plan.rep(p.plan.loc(conv->operands[2]).root);
+  int r2 = p.plan.rep(p.plan.loc(conv->operands[3]).root);
+  EXPECT_NE(r1, r2);
+  EXPECT_NE(y, r1);
+  EXPECT_NE(y, r2);
+}
+
 TEST(BufferPlanTest, ConvolutionKeepsAResidualReadLater) {
   Planned p = plan(R"(
 fn main(x: f32[1, 8, 8, 4], w: f32[3, 3, 4, 4]) -> f32[1, 8, 8, 4] {
