@@ -302,11 +302,12 @@ void repack(const char *src, Layout l, char *dst, int batch, int64_t rows, int64
 } // namespace
 
 /// Constant rhs operands reordered into a primitive's weights layout, by
-/// address and layout: one per weight (and per layout oneDNN asks for).
+/// address, source layout and target layout: one per weight, per way it is
+/// read (a square weight may be read plain and transposed) and per layout
+/// oneDNN asks for.
 struct PackedOperands {
   struct Item {
-    const void *source;
-    dnnl::memory::desc layout;
+    dnnl::memory::desc from, layout;
     dnnl::memory mem;
   };
   std::mutex m;
@@ -327,14 +328,14 @@ const void *blockedRhs(RuntimeContext *ctx, const char *b, const dnnl::memory::d
   std::lock_guard<std::mutex> lock(p.m);
   std::vector<PackedOperands::Item> &v = p.items[b];
   for (const PackedOperands::Item &it : v)
-    if (it.layout == to)
+    if (it.from == from && it.layout == to)
       return it.mem.get_data_handle();
   try {
     dnnl::memory src(from, engine(), const_cast<char *>(b)), dst(to, engine());
     dnnl::stream &st = threadStream();
     dnnl::reorder(src, dst).execute(st, src, dst);
     st.wait();
-    v.push_back({b, to, dst});
+    v.push_back({from, to, dst});
     return dst.get_data_handle();
   } catch (const dnnl::error &) {
     return nullptr;
