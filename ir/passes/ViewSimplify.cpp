@@ -76,16 +76,30 @@ public:
     body_.ops.clear();
     for (auto &op : old) {
       remap(*op);
-      if (op->kind == OpKind::Reshape && reshape(*op))
-        continue;
-      if (isElementwise(*op))
-        unbroadcast(*op);
+      // The rules compare sizes: shapes with symbols (a generic function's
+      // segments, before specialization) are left as they are.
+      if (isStatic(*op)) {
+        if (op->kind == OpKind::Reshape && reshape(*op))
+          continue;
+        if (isElementwise(*op))
+          unbroadcast(*op);
+      }
       body_.push(std::move(op));
     }
     return changed_ + dropDead();
   }
 
 private:
+  static bool isStatic(const Operation &op) {
+    for (const Value *v : op.operands)
+      if (!v->type.isStatic())
+        return false;
+    for (const auto &r : op.results)
+      if (!r->type.isStatic())
+        return false;
+    return true;
+  }
+
   void remap(Operation &op) {
     for (Value *&v : op.operands)
       if (auto it = map_.find(v); it != map_.end())
@@ -105,6 +119,8 @@ private:
     Value *src = op.operands[0];
     while (isReshape(src))
       src = src->def->operands[0];
+    if (!src->type.isStatic())
+      return false;
     Ints to = result->type.sizes();
     Value *repl;
     if (src->type.sizes() == to) {
@@ -153,7 +169,8 @@ private:
       return v;
     const Operation *def = v->def;
     bool single = def && def->parent == &body_ && uses_[v] == 1;
-    if (single && stdlib::isRowReduction(def->kind) && !def->boolAttr("keepdims")) {
+    if (single && stdlib::isRowReduction(def->kind) && !def->boolAttr("keepdims") &&
+        def->operands[0]->type.isStatic()) {
       Ints kept = def->operands[0]->type.sizes();
       for (int64_t a : def->intListAttr("axis"))
         kept[size_t(a)] = 1;
@@ -169,7 +186,7 @@ private:
       Ints shape = v->type.sizes();
       bool fits = true;
       for (const Value *o : def->operands)
-        fits &= o->type.sizes() == shape || o->type.rank() == 0;
+        fits &= o->type.isStatic() && (o->type.sizes() == shape || o->type.rank() == 0);
       if (fits) {
         std::vector<Value *> ops;
         for (Value *o : def->operands)
@@ -198,6 +215,8 @@ private:
       if (!v->def || v->def->parent != &body_ || v->def->kind != OpKind::BroadcastTo)
         continue;
       Value *inner = v->def->operands[0];
+      if (!inner->type.isStatic())
+        continue;
       Ints shape;
       bool ok = true;
       for (size_t k = 0; k < op.operands.size() && ok; ++k) {
