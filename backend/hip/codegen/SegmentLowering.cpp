@@ -527,8 +527,19 @@ public:
     View out = result(op);
     if (out.numElements() == 0)
       return true;
+    if (x.numElements() == 0 && op.kind != OpKind::Prod) {
+      // argmax / argmin of nothing is an error, the CPU kernel's (E0405 at
+      // the operation's line): a check of index 0 against an axis of size
+      // 0, which always writes the error record.
+      std::string zero(8, '\0');
+      View idx{constant(zero), DType::I64, {1}, {1}};
+      launch(emitIndexCheckKernel(gm_, idx, 0, false, errorRecord(), uint32_t(p_.steps.size())),
+             std::string(opName(op.kind)) + " (empty)",
+             std::string("attempt to get ") + opName(op.kind) + " of an empty sequence");
+      return true;
+    }
     if (x.numElements() == 0) {
-      // An empty product is 1; argmax of nothing is refused by the CPU.
+      // An empty product is 1.
       uint64_t one = 0;
       cpu::fillInt(out.dtype, &one, 1, 1);
       launch(emitFillKernel(
