@@ -297,6 +297,38 @@ func @main(%0: f32[5, 3] on @gpu) -> (f32[1, 3] on @gpu) {
 // A few long rows are reduced in pieces over many work-groups, then their
 // partials; many rows, or rows whose full outputs need the reductions, keep
 // one work-group per row.
+// A batch beyond CUDA's 65,535 work-groups on the grid's z axis: the
+// product's (batch, tile) pairs run in a grid-stride loop on x, capped.
+TEST(GpuCodegen, ProductsOfManyBatchesFitTheGrid) {
+  auto m = parse(R"(module "t"
+device @gpu = hip(ordinal = 0)
+func @main(%0: f32[70000, 2, 3] on @gpu, %1: f32[70000, 3, 2] on @gpu) -> (f32[70000, 2, 2] on @gpu) {
+  %2 = segment %0, %1 : f32[70000, 2, 2] on @gpu {
+    ^(%3: f32[70000, 2, 3] on @gpu, %4: f32[70000, 3, 2] on @gpu):
+    %5 = matmul %3, %4 : f32[70000, 2, 2] on @gpu
+    yield %5
+  }
+  return %2
+}
+)");
+  ASSERT_TRUE(m);
+  for (const std::string &target : knownGpuTargets()) {
+    std::string error;
+    auto p = compile(*firstSegment(*m), target, error);
+    ASSERT_TRUE(p) << target << ": " << error;
+    int gemms = 0;
+    for (const GpuStep &s : p->steps)
+      if (s.kind == GpuStep::Kind::Gemm) {
+        ++gemms;
+        EXPECT_EQ(s.gemm.batch, 70000) << target;
+        EXPECT_EQ(s.gemm.fallback.grid[0], 70000u) << target;
+        EXPECT_EQ(s.gemm.fallback.grid[1], 1u) << target;
+        EXPECT_EQ(s.gemm.fallback.grid[2], 1u) << target;
+      }
+    EXPECT_EQ(gemms, 1) << target;
+  }
+}
+
 TEST(GpuCodegen, LongRowsAreReducedInPieces) {
   auto m = parse(R"(module "t"
 device @gpu = hip(ordinal = 0)
