@@ -245,7 +245,7 @@ def run_case(mdl, c, work):
     for name, dt, a in c.args:
         save(os.path.join(d, name + ".npy"), dt, a)
         inputs.append("--input=%s=%s" % (name, os.path.join(d, name + ".npy")))
-    outs = {}
+    outs, files, dtypes = {}, {}, {}
     trace = ""
     for backend in ("interp", "jit"):
         env = dict(os.environ, MDL_JIT_TRACE="1")
@@ -254,8 +254,11 @@ def run_case(mdl, c, work):
                            env=env, timeout=600)
         if p.returncode != 0:
             return "%s failed (exit %d):\n%s" % (backend, p.returncode, p.stderr[-2000:])
-        outs[backend] = [hlo_util.load_npy(os.path.join(d, backend, f)) for f in
-                         sorted(os.listdir(os.path.join(d, backend)))]
+        files[backend] = sorted(os.listdir(os.path.join(d, backend)))
+        # The element type as written (bf16 is widened to f32 when loaded).
+        dtypes[backend] = [np.load(os.path.join(d, backend, f), mmap_mode="r").dtype
+                           for f in files[backend]]
+        outs[backend] = [hlo_util.load_npy(os.path.join(d, backend, f)) for f in files[backend]]
         if backend == "jit":
             trace = p.stderr
     if c.ir:
@@ -276,8 +279,12 @@ def run_case(mdl, c, work):
             return "ran on %s, expected %s" % (line, c.path)
         if c.slabs and not cpu and "%d slabs" % c.slabs not in line:
             return "ran as '%s', expected %d slabs on the worker pool" % (line, c.slabs)
+    if not files["interp"] or files["jit"] != files["interp"]:
+        return "results %s, expected %s" % (files["jit"], files["interp"])
     tol = TOL[c.dt]
     for i, (got, want) in enumerate(zip(outs["jit"], outs["interp"])):
+        if dtypes["jit"][i] != dtypes["interp"][i]:
+            return "result %d: dtype %s, expected %s" % (i, dtypes["jit"][i], dtypes["interp"][i])
         if got.shape != want.shape:
             return "result %d: shape %s, expected %s" % (i, got.shape, want.shape)
         if c.nan and not np.isnan(want).any():
