@@ -28,6 +28,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "hlo"))  # hlo_util
+sys.path.insert(0, HERE)
+import workloads as W  # noqa: E402
 
 PY = "/usr/bin/python3"
 RESNET = "keras_jax_resnet50_predict_f32.hlo"
@@ -42,16 +44,14 @@ def phases(mdl, program, args, cache=None):
     if cache:
         cmd += ["--cache-dir", cache]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
-    m = re.search(r"timings \(ms\):(.*)", p.stderr)
-    if p.returncode != 0 or not m:
+    ph = W.timing_phases(p.stderr)
+    if p.returncode != 0 or ph is None:
         raise RuntimeError("mdl failed: %s\n%s" % (" ".join(cmd[:4]), p.stderr[-2000:]))
-    ph = {k: float(v) for k, v in re.findall(r"(\w+)=([\d.e+-]+)", m.group(1))}
     jit = re.search(r"jit: .*", p.stderr)
     return ph, jit.group(0) if jit else ""
 
 
-def to_runnable(ph):
-    return sum(v for k, v in ph.items() if k != "run")
+to_runnable = W.to_runnable
 
 
 def resnet_inputs(mdl, corpus, work):

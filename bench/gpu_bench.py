@@ -50,7 +50,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -158,13 +157,13 @@ def run_mdl(mdl, work, name, runtime, repeat, env=None, timings=True):
     e = dict(os.environ)
     e.update(env or {})
     p = subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=3600)
-    m = re.search(r"repeat \d+: min ([\d.e+]+) us, median ([\d.e+]+) us", p.stderr)
+    median = W.repeat_median_us(p.stderr)
     gpus = [json.loads(l) for l in p.stderr.splitlines()
             if l.startswith("{") and '"launches"' in l and '"kernels"' in l]
-    if p.returncode != 0 or (repeat and not m) or (timings and not gpus):
+    if p.returncode != 0 or (repeat and median is None) or (timings and not gpus):
         raise RuntimeError("mdl failed (exit %d): %s\n%s" % (p.returncode, " ".join(cmd),
                                                              p.stderr[-3000:]))
-    return (float(m.group(2)) if m else None), (gpus[0] if gpus else None)
+    return median, (gpus[0] if gpus else None)
 
 
 def measure(mdl, work, name, runtime, env=None):

@@ -31,7 +31,6 @@ rounds; the machine's load average is reported.
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -126,10 +125,10 @@ def run_mdl(mdl, program, inputs, repeat, out=None):
     if out:
         cmd += ["--out", out]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
-    m = re.search(r"repeat \d+: min ([\d.e+]+) us, median ([\d.e+]+) us", p.stderr)
-    if p.returncode != 0 or not m:
+    median = W.repeat_median_us(p.stderr)
+    if p.returncode != 0 or median is None:
         raise RuntimeError("mdl failed: %s\n%s" % (" ".join(cmd), p.stderr))
-    return float(m.group(2))
+    return median
 
 
 def run_peer(mode, threads, extra, repeat, save=None):

@@ -253,16 +253,13 @@ def run_mdl(mdl, work, arg, repeat, extra=(), env=None):
     return p.stderr
 
 
-def median_us(stderr):
-    m = re.search(r"repeat \d+: min ([\d.e+]+) us, median ([\d.e+]+) us", stderr)
-    return float(m.group(2))
+median_us = W.repeat_median_us
 
 
 def compile_ms(stderr):
     """Parse to runnable: every phase of --timings but the run."""
-    m = re.search(r"timings \(ms\):(.*)", stderr)
-    phases = {k: float(v) for k, v in re.findall(r"(\w+)=([\d.e+-]+)", m.group(1))}
-    return sum(v for k, v in phases.items() if k != "run"), phases
+    phases = W.timing_phases(stderr)
+    return W.to_runnable(phases), phases
 
 
 def run_peer(work, mode, threads, extra, repeat, save=None):

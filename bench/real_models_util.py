@@ -6,7 +6,6 @@ Runs under /usr/bin/python3 (Debian's NumPy and PyTorch).
 """
 import json
 import os
-import re
 import statistics
 import subprocess
 import time
@@ -72,12 +71,10 @@ def run_mdl(mdl, program, inputs, repeat, extra_env=None):
     cmd += ["--input=" + i for i in inputs]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env_with(extra_env or {}),
                        timeout=1800)
-    m = re.search(r"repeat \d+: min ([\d.]+) us, median ([\d.]+) us", p.stderr)
-    t = re.search(r"timings \(ms\):(.*)", p.stderr)
-    if p.returncode != 0 or not m or not t:
+    median, phases = W.repeat_median_us(p.stderr), W.timing_phases(p.stderr)
+    if p.returncode != 0 or median is None or phases is None:
         raise RuntimeError("mdl failed: %s\n%s" % (" ".join(cmd), p.stderr[-3000:]))
-    phases = {k: float(v) for k, v in re.findall(r"(\w+)=([\d.]+)", t.group(1))}
-    return float(m.group(2)), sum(v for k, v in phases.items() if k != "run")
+    return median, W.to_runnable(phases)
 
 
 def run_peer(script, args, threads, extra, repeat, save=None):

@@ -82,10 +82,10 @@ def run_mdl(mdl, work, program, inputs, repeat, extra_env=None):
         cmd.append("--input=%s=%s" % (name, os.path.join(work, f)))
     p = subprocess.run(cmd, capture_output=True, text=True, env=env_with(extra_env or {}),
                        timeout=900)
-    m = re.search(r"repeat \d+: min ([\d.]+) us, median ([\d.]+) us", p.stderr)
-    if p.returncode != 0 or not m:
+    median = W.repeat_median_us(p.stderr)
+    if p.returncode != 0 or median is None:
         raise RuntimeError("mdl failed: %s\n%s" % (" ".join(cmd), p.stderr))
-    return float(m.group(2))
+    return median
 
 
 def run_peer(work, workload, mode, threads, extra, repeat):
@@ -106,10 +106,9 @@ def compile_latency(mdl, work, n, cache=None):
     if cache:
         cmd += ["--cache-dir", cache]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    m = re.search(r"timings \(ms\):(.*)", p.stderr)
-    if p.returncode != 0 or not m:
+    phases = W.timing_phases(p.stderr)
+    if p.returncode != 0 or phases is None:
         raise RuntimeError("mdl failed: %s\n%s" % (" ".join(cmd), p.stderr))
-    phases = {k: float(v) for k, v in re.findall(r"(\w+)=([\d.]+)", m.group(1))}
     return phases
 
 

@@ -13,9 +13,35 @@ Runs under /usr/bin/python3 (Debian's NumPy).
 """
 import json
 import os
+import re
 import struct
 
 import numpy as np
+
+# --- what `mdl run --repeat N --timings` prints --------------------------------
+# Numbers may come in exponent form (a median of 1.07e+06 us, a phase of
+# 3.8e-05 ms).
+_NUMBER = r"[\d.]+(?:e[-+]?\d+)?"
+
+
+def repeat_median_us(stderr):
+    """The median us per call of `--repeat`, or None."""
+    m = re.search(r"repeat \d+: min %s us, median (%s) us" % (_NUMBER, _NUMBER), stderr)
+    return float(m.group(1)) if m else None
+
+
+def timing_phases(stderr):
+    """{phase: ms} of `--timings`, or None."""
+    m = re.search(r"timings \(ms\):(.*)", stderr)
+    if not m:
+        return None
+    return {k: float(v) for k, v in re.findall(r"(\w+)=(%s)" % _NUMBER, m.group(1))}
+
+
+def to_runnable(phases):
+    """Parse (or import) to runnable: every phase but the run, ms."""
+    return sum(v for k, v in phases.items() if k != "run")
+
 
 # --- safetensors (the subset mdl reads: F32 tensors) -------------------------
 
