@@ -4,6 +4,7 @@ arrays in the files mdl reads, running `mdl run --repeat` and a PyTorch
 peer in fresh processes, the machine's bf16 matrix rate (bench/bf16_rate).
 Runs under /usr/bin/python3 (Debian's NumPy and PyTorch).
 """
+import functools
 import json
 import os
 import statistics
@@ -104,8 +105,10 @@ def time_calls(fn, repeat, warm_s):
     return {"median_us": statistics.median(times), "min_us": min(times)}
 
 
+@functools.lru_cache(maxsize=None)
 def bf16_rate(tool):
-    """oneDNN's bf16 matrix rate on this machine (bench/bf16_rate), or None."""
+    """oneDNN's bf16 matrix rate on this machine (bench/bf16_rate), or None;
+    measured once per process."""
     if not tool or not os.path.exists(tool):
         return None
     p = subprocess.run([tool], capture_output=True, text=True, timeout=600)
