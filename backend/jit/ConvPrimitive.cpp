@@ -29,7 +29,6 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -63,10 +62,6 @@ std::optional<memory::data_type> onednnType(DType t) {
   default:
     return std::nullopt;
   }
-}
-
-Tensor wrap(const TensorType &t, void *p) {
-  return Tensor(t, std::make_shared<Buffer>(p, size_t(t.byteSize()), nullptr));
 }
 
 /// dst[i] = float(src[i]) for f16, bf16 or f32 data.
@@ -249,7 +244,6 @@ struct CallData {
   const void *x;
   void *y;
   const void *residual;
-  size_t yBytes;
   std::vector<const float *> vectors; // per binary post-operation, all features
   const float *bias = nullptr;
   std::vector<memory> kernels; // per part
@@ -531,14 +525,7 @@ bool ConvPrimitive::Impl::build() {
 }
 
 int32_t ConvPrimitive::Impl::runKernel(RuntimeContext &ctx, void *const *ins, void *const *outs) {
-  std::vector<Tensor> in, out;
-  for (size_t i = 0; i < op->operands.size(); ++i)
-    in.push_back(wrap(op->operands[i]->type, ins[i]));
-  out.push_back(wrap(op->results[0]->type, outs[0]));
-  cpu::FunctionCaller caller = ctx.call;
-  if (auto err = cpu::runKernel(*op, in, out, &caller))
-    return ctx.fail("E0405", op->loc, *err);
-  return 0;
+  return mdl_rt_kernel(&ctx, op, ins, outs);
 }
 
 namespace {
@@ -635,8 +622,8 @@ void ConvPrimitive::Impl::kernelMemories(const void *kernelIn, std::vector<memor
 }
 
 int32_t ConvPrimitive::Impl::runOnednn(RuntimeContext &ctx, void *const *ins, void *const *outs) {
-  CallData c{this, ins[0],  outs[0], residual >= 0 ? ins[residual] : nullptr, 0,
-             {},   nullptr, {},      std::vector<std::string>(parts.size())};
+  CallData c{this, ins[0], outs[0], residual >= 0 ? ins[residual] : nullptr, {},
+             nullptr, {}, std::vector<std::string>(parts.size())};
   // f16: the data in f32 (the kernel once, when it is constant).
   std::vector<float> xf, yf, rf;
   if (viaFloat) {

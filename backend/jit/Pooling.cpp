@@ -13,10 +13,6 @@ namespace {
 /// Output rows below which the pooling stays on the calling thread.
 constexpr int64_t kParallelRows = 256;
 
-Tensor wrap(const mdl::ir::TensorType &t, void *p) {
-  return Tensor(t, std::make_shared<mdl::backend::Buffer>(p, size_t(t.byteSize()), nullptr));
-}
-
 struct Job {
   const mdl::ir::Operation *op;
   std::vector<Tensor> in, out;
@@ -36,17 +32,13 @@ int32_t mdl_rt_window(RuntimeContext *ctx, const mdl::ir::Operation *op, void *c
                       void *const *outs) {
   Job j{op, {}, {}, 0, 0, {}};
   for (size_t i = 0; i < op->operands.size(); ++i)
-    j.in.push_back(wrap(op->operands[i]->type, ins[i]));
+    j.in.push_back(mdl::backend::jit::wrap(op->operands[i]->type, ins[i]));
   for (size_t i = 0; i < op->results.size(); ++i)
-    j.out.push_back(wrap(op->results[i]->type, outs[i]));
+    j.out.push_back(mdl::backend::jit::wrap(op->results[i]->type, outs[i]));
   j.rows = mdl::backend::cpu::reduceWindowRows(*op, j.in, j.out);
   mdl::backend::jit::WorkerPool &pool = mdl::backend::jit::WorkerPool::get();
-  if (j.rows < kParallelRows || pool.size() <= 1) {
-    mdl::backend::cpu::FunctionCaller caller = ctx->call;
-    if (auto err = mdl::backend::cpu::runKernel(*op, j.in, j.out, &caller))
-      return ctx->fail("E0405", op->loc, *err);
-    return 0;
-  }
+  if (j.rows < kParallelRows || pool.size() <= 1)
+    return mdl_rt_kernel(ctx, op, ins, outs);
   // Four chunks per thread, taken in turn (a thread that loses its core
   // leaves its chunks to the others).
   int64_t parts = int64_t(pool.size()) * 4;

@@ -9,6 +9,7 @@
 #include "backend/jit/Runtime.h"
 #include "backend/runtime/Interrupt.h"
 #include "backend/cpu/KernelSupport.h"
+#include "backend/cpu/Kernels.h"
 #include "backend/jit/WorkerPool.h"
 
 #include <cblas.h>
@@ -25,8 +26,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-
-extern "C" void openblas_set_num_threads(int);
 
 namespace mdl::backend::jit {
 
@@ -63,14 +62,6 @@ std::string &gemmChoice() {
 /// Multiply-adds below which a product stays on one thread.
 constexpr int64_t kGemmParallel = int64_t(1) << 17;
 
-void singleThreadedBlas() {
-  static const bool once = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)once;
-}
-
 // One row-major product C[M,N] = op(A) op(B), on the calling thread (or on
 // oneDNN's threads when `threaded` and the library is oneDNN).
 void gemmOne(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
@@ -101,9 +92,9 @@ void gemmOne(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double *A,
 }
 
 // A product on the worker pool: C is cut into one block per thread along
-// its longer side (columns in multiples of 64), each block one
-// single-threaded library call; a single row (a matrix-vector product,
-// bound by memory) into four blocks per thread. Blocks are taken in turn:
+// its longer side (columns in multiples of 64; a single row, a
+// matrix-vector product, by columns), each block one single-threaded
+// library call. Blocks are taken in turn:
 // when a worker is late (its core busy with another process), the caller
 // computes its block too instead of waiting for it.
 template <typename T> struct GemmJob {
@@ -212,11 +203,6 @@ template <typename T> void matmul(const int64_t *d, const T *a, const T *b, T *c
          c + at[size_t(n)][2], ldc);
 }
 
-
-Tensor wrap(const TensorType &t, void *p) {
-  return Tensor(t, std::make_shared<Buffer>(p, size_t(t.byteSize()), nullptr));
-}
-
 // oneDNN generates its GEMM kernels on first use (tens of milliseconds):
 // a background thread does that while LLVM compiles, and the first matrix
 // product waits for it.
@@ -234,6 +220,10 @@ void waitForWarmup() {
 }
 
 } // namespace
+
+Tensor wrap(const TensorType &t, void *p) {
+  return Tensor(t, std::make_shared<Buffer>(p, size_t(t.byteSize()), nullptr));
+}
 
 void startGemmWarmup() {
   if (gemmChoice() != "dnnl")
@@ -296,7 +286,7 @@ int32_t mdl_rt_kernel(RuntimeContext *ctx, const mdl::ir::Operation *op, void *c
 int32_t mdl_rt_matmul(RuntimeContext *ctx, const int64_t *desc, const void *a, const void *b,
                       void *c) {
   mdl::backend::jit::waitForWarmup();
-  mdl::backend::jit::singleThreadedBlas();
+  mdl::backend::cpu::keepBlasOnCallingThread();
   if (desc[0] == mdl::backend::jit::kMatmulF32)
     mdl::backend::jit::matmul(desc, static_cast<const float *>(a), static_cast<const float *>(b),
                               static_cast<float *>(c));

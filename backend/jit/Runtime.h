@@ -131,6 +131,9 @@ void startGemmWarmup();
 /// Waits for the warm-up, if one is running (before the process may exit).
 void finishGemmWarmup();
 
+/// A tensor over `p`, which the caller owns (a kernel's operand or result).
+Tensor wrap(const ir::TensorType &t, void *p);
+
 } // namespace mdl::backend::jit
 
 extern "C" {
