@@ -6,7 +6,9 @@
 // serve every element type, halves included; the others compute in the
 // JIT's compute types.
 #include "backend/hip/codegen/GpuKernels.h"
+#include "backend/cpu/KernelSupport.h"
 #include "backend/jit/Codegen.h"
+#include "ir/passes/FusionDomain.h"
 
 #include <llvm/IR/Intrinsics.h>
 
@@ -22,28 +24,15 @@ namespace jit = mdl::backend::jit;
 namespace {
 
 /// Drops axes of size 1 and merges neighbouring axes wherever every access
-/// allows it (fewer divisions per point).
+/// allows it (fewer divisions per point): a fusion's collapse, without
+/// reduced axes.
 void collapse(std::vector<int64_t> &shape, std::vector<std::vector<int64_t>> &strides) {
-  std::vector<int64_t> cs;
-  std::vector<std::vector<int64_t>> st(strides.size());
-  for (size_t a = 0; a < shape.size(); ++a) {
-    if (shape[a] == 1)
-      continue;
-    bool merge = !cs.empty();
-    for (size_t k = 0; merge && k < strides.size(); ++k)
-      merge = st[k].back() == strides[k][a] * shape[a];
-    if (merge) {
-      cs.back() *= shape[a];
-      for (size_t k = 0; k < strides.size(); ++k)
-        st[k].back() = strides[k][a];
-      continue;
-    }
-    cs.push_back(shape[a]);
-    for (size_t k = 0; k < strides.size(); ++k)
-      st[k].push_back(strides[k][a]);
-  }
-  shape = cs;
-  strides = st;
+  passes::FusionAccesses fa;
+  fa.domain.dims = shape;
+  fa.strides = std::move(strides);
+  fa.collapse();
+  shape = std::move(fa.dims);
+  strides = std::move(fa.strides);
 }
 
 llvm::Type *bitsType(llvm::LLVMContext &c, DType t) {
@@ -191,7 +180,7 @@ GpuLaunch emitArgReduceKernel(GpuModule &gm, OpKind kind, const View &out, const
   std::vector<int64_t> innerShape(x.shape.begin() + long(firstInner), x.shape.end());
   std::vector<std::vector<int64_t>> outerStrides = {
       std::vector<int64_t>(x.strides.begin(), x.strides.begin() + long(firstInner)),
-      std::vector<int64_t>(rowMajor(outer))};
+      std::vector<int64_t>(cpu::rowMajorStrides(outer))};
   std::vector<std::vector<int64_t>> innerStrides = {
       std::vector<int64_t>(x.strides.begin() + long(firstInner), x.strides.end())};
   int64_t rows = 1, n = 1;

@@ -18,6 +18,7 @@
 //    Values are computed where they are needed from the leaves, as in the
 //    JIT (cheap ones recomputed per phase).
 #include "backend/hip/codegen/GpuKernels.h"
+#include "backend/cpu/KernelSupport.h"
 #include "backend/jit/Codegen.h"
 #include "ir/passes/FusionDomain.h"
 #include "stdlib/Registry.h"
@@ -538,13 +539,6 @@ std::vector<Value *> pointOffsets(llvm::IRBuilder<> &b, Value *index,
   return offs;
 }
 
-std::vector<int64_t> rowMajor(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;)
-    s[i - 1] = s[i] * shape[i];
-  return s;
-}
-
 int64_t View::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -567,7 +561,7 @@ View View::dense(GpuRef ref, const ir::TensorType &type) {
   v.ref = ref;
   v.dtype = type.dtype;
   v.shape = type.sizes();
-  v.strides = rowMajor(v.shape);
+  v.strides = cpu::rowMajorStrides(v.shape);
   return v;
 }
 

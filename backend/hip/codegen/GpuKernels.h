@@ -51,9 +51,6 @@ struct View {
   static View dense(GpuRef ref, const ir::TensorType &type);
 };
 
-/// Row-major element strides of `shape`.
-std::vector<int64_t> rowMajor(const std::vector<int64_t> &shape);
-
 /// Ships bytes as constant data; returns their reference.
 using ConstantSink = std::function<GpuRef(const std::string &bytes)>;
 /// A scratch slot of `bytes` bytes for a kernel's own intermediates (live

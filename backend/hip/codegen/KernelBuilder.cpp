@@ -68,10 +68,7 @@ KernelBuilder::KernelBuilder(GpuModule &m, const std::string &name, unsigned blo
       values_.push_back(arg);
     }
   }
-  std::vector<KernelParamInfo> info;
-  for (const KernelParam &p : params_)
-    info.push_back({p.buffer, p.name});
-  t.markKernel(*fn_, blockX_, info);
+  t.markKernel(*fn_, blockX_, params_);
   localId_ = t.localId(b_);
 }
 

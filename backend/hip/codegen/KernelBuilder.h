@@ -51,10 +51,7 @@ private:
 
 /// A parameter: a global buffer (element bytes addressed by the kernel) or
 /// an i64 scalar.
-struct KernelParam {
-  bool buffer = true;
-  std::string name;
-};
+using KernelParam = KernelParamInfo;
 
 /// Builds one kernel; finish() adds it to the module's list.
 class KernelBuilder {
@@ -64,8 +61,6 @@ public:
 
   llvm::IRBuilder<> &b() { return b_; }
   llvm::LLVMContext &context() { return m_.context(); }
-  const std::string &name() const { return name_; }
-  unsigned block() const { return blockX_; }
 
   /// Parameter `i`: a buffer's address (global memory, its byte offset
   /// already added), or an i64.

@@ -56,11 +56,4 @@ uint64_t ScratchPlan::place() {
   return total;
 }
 
-uint64_t ScratchPlan::unsharedBytes() const {
-  uint64_t n = 0;
-  for (const Slot &s : slots_)
-    n += s.bytes;
-  return n;
-}
-
 } // namespace mdl::backend::hip

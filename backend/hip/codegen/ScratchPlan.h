@@ -22,8 +22,6 @@ public:
   /// valid afterwards.
   uint64_t place();
   uint64_t offset(uint32_t slot) const { return slots_.at(slot).offset; }
-  /// The bytes the slots would take without sharing.
-  uint64_t unsharedBytes() const;
 
 private:
   struct Slot {

@@ -4,7 +4,6 @@
 #include "backend/cpu/Kernels.h"
 #include "backend/hip/codegen/GpuKernels.h"
 #include "backend/hip/codegen/ScratchPlan.h"
-#include "backend/runtime/DeviceBackend.h"
 #include "ir/passes/FusionDomain.h"
 #include "stdlib/Registry.h"
 
@@ -20,8 +19,6 @@ namespace mdl::backend::hip {
 using namespace ir;
 
 namespace {
-
-std::string shapeText(const TensorType &t) { return t.str(); }
 
 /// The most operations a product's epilogue may have: each thread computes
 /// it inline for its 16 outputs.
@@ -52,7 +49,7 @@ const LoweringTable &loweringTable() {
 class Lowering {
 public:
   Lowering(const Operation &segment, GpuModule &gm, GpuProgram &p)
-      : seg_(segment), region_(*segment.regions[0]), gm_(gm), p_(p) {}
+      : region_(*segment.regions[0]), gm_(gm), p_(p) {}
 
   bool run(std::string &error) {
     for (auto &arg : region_.args) {
@@ -224,7 +221,7 @@ public:
         x = materialize(x);
       v = x;
       v.shape = rs;
-      v.strides = rowMajor(rs);
+      v.strides = cpu::rowMajorStrides(rs);
       break;
     }
     }
@@ -368,7 +365,7 @@ public:
     g.strideC = m * n;
     GpuStep s;
     s.kind = GpuStep::Kind::Gemm;
-    s.what = "matmul " + shapeText(op.operands[0]->type) + " x " + shapeText(op.operands[1]->type);
+    s.what = "matmul " + op.operands[0]->type.str() + " x " + op.operands[1]->type.str();
     const Operation *epi = aVec || bVec ? nullptr : epilogueOf(op);
     if (epi) {
       // The fusion after the product (a bias, an activation) in the
@@ -559,7 +556,7 @@ public:
     if (out.numElements() > 0)
       launch(emitConvKernel(gm_, out, x, views_.at(op.operands[1]), stride[0], stride[1],
                             padding[0], padding[1]),
-             "conv2d " + shapeText(op.operands[0]->type) + " * " + shapeText(op.operands[1]->type));
+             "conv2d " + op.operands[0]->type.str() + " * " + op.operands[1]->type.str());
     return true;
   }
 
@@ -615,7 +612,7 @@ private:
     View dst;
     dst.dtype = src.dtype;
     dst.shape = src.shape;
-    dst.strides = rowMajor(src.shape);
+    dst.strides = cpu::rowMajorStrides(src.shape);
     dst.ref = {GpuRef::Kind::Scratch,
                scratch_.add(uint64_t(src.numElements()) * dtypeSize(src.dtype)), 0};
     if (dst.numElements() > 0)
@@ -757,7 +754,6 @@ private:
       });
   }
 
-  const Operation &seg_;
   const Region &region_;
   GpuModule &gm_;
   GpuProgram &p_;
