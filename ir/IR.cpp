@@ -186,6 +186,17 @@ Global cloneGlobal(const Global &g) {
   return c;
 }
 
+void remapOperands(Operation &op, const ValueMap &map) {
+  if (map.empty())
+    return;
+  for (Value *&v : op.operands)
+    if (auto it = map.find(v); it != map.end())
+      v = it->second;
+  for (auto &r : op.regions)
+    for (auto &inner : r->ops)
+      remapOperands(*inner, map);
+}
+
 void cloneRegionInto(const Region &src, Region &dst, ValueMap &map) {
   assert(dst.args.empty() && dst.ops.empty() && "clone into a fresh region");
   for (auto &a : src.args) {

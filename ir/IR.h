@@ -181,5 +181,8 @@ void cloneRegionInto(const Region &src, Region &dst, ValueMap &map);
 std::unique_ptr<Operation> cloneOp(const Operation &op, ValueMap &map);
 /// Deep-copies a global (its initializer included).
 Global cloneGlobal(const Global &g);
+/// Replaces the operands of `op` and of the operations nested in it that
+/// `map` names by what it maps them to.
+void remapOperands(Operation &op, const ValueMap &map);
 
 } // namespace mdl::ir

@@ -62,13 +62,6 @@ std::optional<std::vector<EpilogueStep>> parseEpilogue(const std::string &spec) 
   return steps;
 }
 
-std::string epilogueSpelling(const std::vector<EpilogueStep> &steps) {
-  std::string s;
-  for (const EpilogueStep &step : steps)
-    s += (s.empty() ? "" : ",") + std::string(epilogueName(step.kind));
-  return s;
-}
-
 ChannelOperand classifyChannelOperand(const ir::TensorType &v, const ir::TensorType &result,
                                       int feature) {
   if (v.rank() > result.rank())

@@ -39,8 +39,6 @@ const char *epilogueName(EpilogueKind k);
 /// Parses "step,step,..." (the empty string: no step), numbering operands
 /// in order. nullopt on an unknown step.
 std::optional<std::vector<EpilogueStep>> parseEpilogue(const std::string &spec);
-/// The attribute's spelling of `steps`.
-std::string epilogueSpelling(const std::vector<EpilogueStep> &steps);
 
 /// How an Add, Sub or Mul operand of type `v` applies to a convolution
 /// result of type `result` whose output feature dimension is `feature`.

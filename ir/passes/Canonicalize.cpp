@@ -19,10 +19,12 @@
 // 2. Every later use of the old result reads the new one.
 // New operations keep the original's device, placement and location.
 #include "ir/passes/Canonicalize.h"
+#include "ir/Half.h"
 #include "ir/passes/CanonicalizeInternal.h"
 #include "stdlib/DeviceKinds.h"
 #include "stdlib/Registry.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace mdl::passes {
@@ -55,11 +57,14 @@ Value *Expander::scalar(DType t, double v) {
   auto d = std::make_shared<DenseData>();
   d->type = TensorType::scalar(t);
   d->bytes.resize(dtypeSize(t));
-  if (t == DType::F32) {
-    float f = float(v);
-    std::memcpy(d->bytes.data(), &f, sizeof f);
-  } else {
+  if (t == DType::F64) {
     std::memcpy(d->bytes.data(), &v, sizeof v);
+  } else if (t == DType::BF16 || t == DType::F16) {
+    uint16_t h = t == DType::BF16 ? floatToBf16(float(v)) : floatToHalf(float(v));
+    std::memcpy(d->bytes.data(), &h, sizeof h);
+  } else { // f32 (the only other float type)
+    float f = float(v);
+    std::memcpy(d->bytes.data(), &f, std::min(sizeof f, d->bytes.size()));
   }
   auto op = std::make_unique<Operation>(OpKind::Constant, orig_.loc);
   op->setAttr("value", Attribute::dense(d));
@@ -150,15 +155,6 @@ Value *expand(Expander &ex) {
   return isNormalization(ex.original().kind) ? expandNormalization(ex) : expandHlo(ex);
 }
 
-void remap(Operation &op, const ValueMap &map) {
-  for (Value *&v : op.operands)
-    if (auto it = map.find(v); it != map.end())
-      v = it->second;
-  for (auto &r : op.regions)
-    for (auto &inner : r->ops)
-      remap(*inner, map);
-}
-
 int canonicalizeRegion(const Module &m, Region &r) {
   int rewritten = mergeSegments(m, r);
   ValueMap map;
@@ -166,7 +162,7 @@ int canonicalizeRegion(const Module &m, Region &r) {
   out.reserve(r.ops.size());
   for (auto &op : r.ops) {
     if (!map.empty())
-      remap(*op, map);
+      remapOperands(*op, map);
     // Segments of kinds that take them as written stay as they are.
     bool prepared = stdlib::jitPreparesSegments(m, op->device);
     for (auto &sub : op->regions)

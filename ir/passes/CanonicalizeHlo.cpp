@@ -17,7 +17,6 @@
 //    product then reads operands as they are, transposed or strided. The
 //    element type of the result (`dtype`, e.g. f32 from bf16 operands) is
 //    kept.
-#include "ir/Half.h"
 #include "ir/passes/Canonicalize.h"
 #include "ir/passes/CanonicalizeInternal.h"
 #include "stdlib/DotDims.h"
@@ -25,7 +24,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <optional>
 
 namespace mdl::passes {
@@ -46,44 +44,9 @@ std::optional<double> scalarConstant(const Value *v) {
   if (!a || a->kind() != Attribute::Kind::Dense)
     return std::nullopt;
   const DenseData &d = a->asDense();
-  const unsigned char *p = d.bytes.data();
-  if (d.bytes.size() < dtypeSize(d.type.dtype))
+  if (d.bytes.size() < dtypeSize(d.type.dtype) || d.type.dtype == DType::Bool)
     return std::nullopt;
-  switch (d.type.dtype) {
-  case DType::F32: {
-    float f;
-    std::memcpy(&f, p, 4);
-    return double(f);
-  }
-  case DType::F64: {
-    double f;
-    std::memcpy(&f, p, 8);
-    return f;
-  }
-  case DType::BF16:
-  case DType::F16: {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    return double(d.type.dtype == DType::BF16 ? bf16ToFloat(h) : halfToFloat(h));
-  }
-  case DType::I32: {
-    int32_t i;
-    std::memcpy(&i, p, 4);
-    return double(i);
-  }
-  case DType::I64: {
-    int64_t i;
-    std::memcpy(&i, p, 8);
-    return double(i);
-  }
-  case DType::I8:
-    return double(int8_t(p[0]));
-  case DType::U8:
-    return double(p[0]);
-  case DType::Bool:
-    return std::nullopt;
-  }
-  return std::nullopt;
+  return d.elementAsDouble(0);
 }
 
 bool rewritesReduce(const Operation &op) {

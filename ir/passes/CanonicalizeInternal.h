@@ -23,7 +23,8 @@ public:
                   std::vector<ir::NamedAttr> attrs = {});
   /// A reduction of kind `k` over the last axis of `x`, keeping it.
   ir::Value *reduce(ir::OpKind k, ir::Value *x);
-  /// A scalar constant of element type `t` (a float type).
+  /// A scalar constant of element type `t` (a float type: f32, f64, bf16 or
+  /// f16, rounded to it).
   ir::Value *scalar(ir::DType t, double v);
   /// `x` as element type `t` (x itself when it already is).
   ir::Value *cast(ir::Value *x, ir::DType t);

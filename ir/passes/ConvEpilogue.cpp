@@ -32,7 +32,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -57,35 +56,6 @@ bool isConvolution(const Operation &op) {
   return (op.kind == OpKind::Convolution || op.kind == OpKind::Conv2d) && op.results.size() == 1 &&
          op.operands.size() == 2 && op.results[0]->type.isStatic() &&
          isFloat(op.results[0]->type.dtype);
-}
-
-double element(const DenseData &d, size_t i) {
-  const uint8_t *p = d.bytes.data() + i * dtypeSize(d.type.dtype);
-  auto get = [p](auto v) {
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  };
-  switch (d.type.dtype) {
-  case DType::Bool:
-    return get(uint8_t()) != 0;
-  case DType::I8:
-    return get(int8_t());
-  case DType::U8:
-    return get(uint8_t());
-  case DType::I32:
-    return get(int32_t());
-  case DType::I64:
-    return double(get(int64_t()));
-  case DType::F16:
-    return halfToFloat(get(uint16_t()));
-  case DType::BF16:
-    return bf16ToFloat(get(uint16_t()));
-  case DType::F32:
-    return get(float());
-  case DType::F64:
-    return get(double());
-  }
-  return 0;
 }
 
 /// `x` stored as `t` and read back.
@@ -144,9 +114,9 @@ std::optional<double> constantValue(const Module &m, const Value *v) {
   size_t n = d.bytes.size() / dtypeSize(d.type.dtype);
   if (n == 0)
     return std::nullopt;
-  double x = element(d, 0);
+  double x = d.elementAsDouble(0);
   for (size_t i = 1; i < n; ++i)
-    if (element(d, i) != x)
+    if (d.elementAsDouble(int64_t(i)) != x)
       return std::nullopt;
   std::optional<double> r = x;
   for (size_t i = conversions.size(); r && i-- > 0;)
@@ -536,9 +506,7 @@ private:
         rebuild(*sub);
       if (auto it = made_.find(op.get()); it != made_.end())
         for (auto &n : it->second) {
-          for (Value *&v : n->operands)
-            if (auto rit = replaced_.find(v); rit != replaced_.end())
-              v = rit->second;
+          remapOperands(*n, replaced_);
           out.push_back(std::move(n));
         }
       if (!dead_.count(op.get()))

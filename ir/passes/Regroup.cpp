@@ -26,17 +26,6 @@ constexpr size_t kInlineLimit = 64;
 
 using Dissolvable = std::function<bool(int)>;
 
-void remap(Operation &op, const ValueMap &map) {
-  if (map.empty())
-    return;
-  for (Value *&v : op.operands)
-    if (auto it = map.find(v); it != map.end())
-      v = it->second;
-  for (auto &r : op.regions)
-    for (auto &inner : r->ops)
-      remap(*inner, map);
-}
-
 Value *lookup(const ValueMap &map, Value *v) {
   auto it = map.find(v);
   return it == map.end() ? v : it->second;
@@ -52,7 +41,7 @@ void dissolve(Region &r, const Dissolvable &ok) {
   std::vector<std::unique_ptr<Operation>> out;
   ValueMap map;
   for (auto &op : r.ops) {
-    remap(*op, map);
+    remapOperands(*op, map);
     if (op->kind != OpKind::Segment || !ok(op->device)) {
       for (auto &sub : op->regions)
         if (op->kind != OpKind::Segment)
@@ -68,7 +57,7 @@ void dissolve(Region &r, const Dissolvable &ok) {
     for (auto &inner : body.ops) {
       if (inner.get() == y)
         break;
-      remap(*inner, args);
+      remapOperands(*inner, args);
       out.push_back(std::move(inner));
     }
     for (size_t i = 0; i < op->results.size(); ++i)
@@ -97,7 +86,7 @@ int inlineCalls(const Module &m, Region &r, const Dissolvable &ok, std::set<std:
   std::vector<std::unique_ptr<Operation>> out;
   ValueMap map;
   for (auto &op : r.ops) {
-    remap(*op, map);
+    remapOperands(*op, map);
     const Function *callee =
         op->kind == OpKind::Call ? m.findFunction(op->stringAttr("callee")) : nullptr;
     if (!callee || !inlinable(*callee, ok)) {

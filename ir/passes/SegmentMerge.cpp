@@ -59,15 +59,6 @@ void countUses(const Region &r, std::unordered_map<const Value *, int> &uses) {
   }
 }
 
-void remap(Operation &op, const ValueMap &map) {
-  for (Value *&v : op.operands)
-    if (auto it = map.find(v); it != map.end())
-      v = it->second;
-  for (auto &r : op.regions)
-    for (auto &inner : r->ops)
-      remap(*inner, map);
-}
-
 /// A segment being assembled: operands (outside values) and their
 /// arguments, the body, the yielded values.
 class SegmentBuilder {
@@ -98,7 +89,7 @@ public:
     for (auto &op : from.ops) {
       if (op->kind == OpKind::Yield)
         continue;
-      remap(*op, map);
+      remapOperands(*op, map);
       body_->push(std::move(op));
     }
   }
@@ -160,7 +151,7 @@ private:
     repl->parent = &r_;
     r_.ops[i] = std::move(repl);
     for (size_t j = i + 1; j < r_.ops.size(); ++j)
-      remap(*r_.ops[j], map);
+      remapOperands(*r_.ops[j], map);
   }
 
   int sinkConstants() {
@@ -287,7 +278,7 @@ private:
     r_.ops[i] = std::move(n);
     r_.ops.erase(r_.ops.begin() + long(i) + 1);
     for (size_t j = i + 1; j < r_.ops.size(); ++j)
-      remap(*r_.ops[j], map);
+      remapOperands(*r_.ops[j], map);
   }
 
   const Module &m_;
