@@ -9,9 +9,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 namespace mdl::backend::hip {
+
+int64_t bytesOf(const GpuTensor &t) {
+  if (t.dtype < MDL_BOOL || t.dtype > MDL_F64)
+    return -1;
+  int64_t n = int64_t(ir::dtypeSize(dtypeOfAbi(t.dtype)));
+  for (int64_t d : t.shape) {
+    if (d < 0 || (d > 0 && n > (int64_t(1) << 62) / d))
+      return -1;
+    n *= d;
+  }
+  return n;
+}
 
 namespace {
 
@@ -147,19 +160,6 @@ private:
   bool ok_ = true;
   std::string error_;
 };
-
-// The bytes of a tensor (-1 for a type that does not exist or overflows).
-int64_t bytesOf(const GpuTensor &t) {
-  if (t.dtype < MDL_BOOL || t.dtype > MDL_F64)
-    return -1;
-  int64_t n = int64_t(ir::dtypeSize(dtypeOfAbi(t.dtype)));
-  for (int64_t d : t.shape) {
-    if (d < 0 || (d > 0 && n > (int64_t(1) << 62) / d))
-      return -1;
-    n *= d;
-  }
-  return n;
-}
 
 // Every reference of `p` names something that exists, inside its memory.
 bool validate(const GpuProgram &p, std::string &error) {
@@ -519,6 +519,19 @@ std::optional<GpuCodeFormat> codeFormatOf(const std::string &target) {
 const std::vector<std::string> &knownGpuTargets() {
   static const std::vector<std::string> targets = {"gfx90a", "gfx942", "sm_80", "sm_90", "spir64"};
   return targets;
+}
+
+bool isKnownGpuTarget(const std::string &target) {
+  const std::vector<std::string> &known = knownGpuTargets();
+  return std::find(known.begin(), known.end(), target) != known.end();
+}
+
+std::string knownGpuTargetList(std::optional<GpuCodeFormat> format) {
+  std::string list;
+  for (const std::string &t : knownGpuTargets())
+    if (!format || codeFormatOf(t) == format)
+      list += (list.empty() ? "" : ", ") + t;
+  return list;
 }
 
 } // namespace mdl::backend::hip

@@ -131,6 +131,10 @@ struct GpuTensor {
   std::vector<int64_t> shape;
 };
 
+/// The bytes of a tensor (-1 for an element type that does not exist or a
+/// size that overflows).
+int64_t bytesOf(const GpuTensor &t);
+
 struct GpuProgram {
   std::string target; // "spir64", "gfx90a", "gfx942", "sm_80", "sm_90"
   GpuCodeFormat codeFormat = GpuCodeFormat::Spir64Bitcode;
@@ -185,5 +189,10 @@ std::string gpuProgramManifest(const GpuProgram &p);
 std::optional<GpuCodeFormat> codeFormatOf(const std::string &target);
 /// The targets mdl compiles hip segments for, for messages and --help.
 const std::vector<std::string> &knownGpuTargets();
+/// Whether `target` is one of them.
+bool isKnownGpuTarget(const std::string &target);
+/// Those of them that compile to `format` (all, without one), joined with
+/// ", ", for messages.
+std::string knownGpuTargetList(std::optional<GpuCodeFormat> format = std::nullopt);
 
 } // namespace mdl::backend::hip

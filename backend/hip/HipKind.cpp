@@ -35,11 +35,11 @@ public:
   std::unique_ptr<Artifact> compile(const ir::Operation &segment, const std::string &target,
                                     std::string &error) const override {
     if (target.empty()) {
-      error = "the hip kind compiles for a GPU target (one of " + targetList() + "), and none was named";
+      error = "the hip kind compiles for a GPU target (one of " + knownGpuTargetList() + "), and none was named";
       return nullptr;
     }
-    if (!codeFormatOf(target)) {
-      error = "unknown GPU target '" + target + "' (known: " + targetList() + ")";
+    if (!isKnownGpuTarget(target)) {
+      error = "unknown GPU target '" + target + "' (known: " + knownGpuTargetList() + ")";
       return nullptr;
     }
     const HipPlugin *p = plugin();
@@ -80,13 +80,6 @@ public:
   bool fallsBackToHost() const override { return true; }
 
 private:
-  static std::string targetList() {
-    std::string s;
-    for (const std::string &t : knownGpuTargets())
-      s += (s.empty() ? "" : ", ") + t;
-    return s;
-  }
-
   // libmdl_hip.so (beside mdl or in lib/mdl, or $MDL_HIP_LIBRARY), loaded
   // once; null with problem_ set when it cannot be.
   const HipPlugin *plugin() const {

@@ -16,14 +16,8 @@ namespace mdl::backend::hip {
 
 std::unique_ptr<GpuTarget> makeGpuTarget(const std::string &target, std::string &error) {
   std::optional<GpuCodeFormat> f = codeFormatOf(target);
-  bool known = false;
-  for (const std::string &t : knownGpuTargets())
-    known |= t == target;
-  if (!f || !known) {
-    std::string list;
-    for (const std::string &t : knownGpuTargets())
-      list += (list.empty() ? "" : ", ") + t;
-    error = "unknown GPU target '" + target + "' (known: " + list + ")";
+  if (!f || !isKnownGpuTarget(target)) {
+    error = "unknown GPU target '" + target + "' (known: " + knownGpuTargetList() + ")";
     return nullptr;
   }
   switch (*f) {

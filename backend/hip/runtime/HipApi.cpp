@@ -238,13 +238,8 @@ Expected<std::unique_ptr<GpuDevice>> openHipDevice(const GpuOpenOptions &options
   if (r != hipSuccess)
     return hipError("hipGetDeviceProperties", r);
   std::string arch = archName(props);
-  const std::vector<std::string> &known = knownGpuTargets();
-  if (std::find(known.begin(), known.end(), arch) == known.end() || !codeFormatOf(arch) ||
-      *codeFormatOf(arch) != GpuCodeFormat::AmdgpuCodeObject) {
-    std::string list;
-    for (const std::string &t : known)
-      if (codeFormatOf(t) == GpuCodeFormat::AmdgpuCodeObject)
-        list += (list.empty() ? "" : ", ") + t;
+  if (!isKnownGpuTarget(arch) || codeFormatOf(arch) != GpuCodeFormat::AmdgpuCodeObject) {
+    std::string list = knownGpuTargetList(GpuCodeFormat::AmdgpuCodeObject);
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "HIP GPU " + std::to_string(options.ordinal) + " (" + name +
                                        ") is " +

@@ -24,21 +24,14 @@ const char *formatName(GpuCodeFormat f) {
   return "unknown code";
 }
 
-int64_t tensorBytes(const GpuTensor &t) {
-  int64_t n = int64_t(ir::dtypeSize(dtypeOfAbi(t.dtype)));
-  for (int64_t d : t.shape)
-    n *= d;
-  return n;
-}
-
 // Bytes of memory behind a reference of `p` (parse() has checked that the
 // reference exists and that its offset is inside).
 uint64_t memoryBytes(const GpuProgram &p, const GpuRef &r) {
   switch (r.kind) {
   case GpuRef::Kind::Input:
-    return uint64_t(tensorBytes(p.inputs[r.index]));
+    return uint64_t(bytesOf(p.inputs[r.index]));
   case GpuRef::Kind::Output:
-    return uint64_t(tensorBytes(p.outputs[r.index]));
+    return uint64_t(bytesOf(p.outputs[r.index]));
   case GpuRef::Kind::Scratch:
     return p.scratchBytes;
   case GpuRef::Kind::Constant:
