@@ -38,6 +38,9 @@ import tempfile
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "jit"))
+from differential import inputs_of  # noqa: E402 (a program's inputs, as differential.py)
+
 SKIP = 77
 NUMBER = re.compile(r"-?(?:\d+\.?\d*(?:e[-+]?\d+)?|\.\d+|nan|inf)")
 GPU_TABLE = re.compile(r"^gpu (\d+): (.*)\n\s+(\d+) launches of (\d+) kernels", re.M)
@@ -60,28 +63,6 @@ def run(cmd, env):
     if p.returncode < 0 or p.returncode >= 128:
         fail("mdl crashed (exit %d): %s\nstderr:\n%s" % (p.returncode, " ".join(cmd), p.stderr))
     return p
-
-
-def inputs_of(path):
-    """--input arguments: the case's .inputs folder, else deterministic
-    random arrays of the entry's declared types (as differential.py)."""
-    base = path[:-len(".mdl")]
-    args = []
-    if os.path.isdir(base + ".inputs"):
-        for f in sorted(os.listdir(base + ".inputs")):
-            if f.endswith(".npy"):
-                args.append("--input=%s=%s" % (f[:-4], os.path.join(base + ".inputs", f)))
-        return args
-    m = re.search(r"^fn\s+main\s*\(([^)]*)\)", open(path).read(), re.M)
-    if m and m.group(1).strip():
-        rng = np.random.default_rng(0)
-        tmp = tempfile.mkdtemp()
-        for name, dtype, dims in re.findall(r"(\w+)\s*:\s*(\w+)\[([\d,\s]*)\]", m.group(1)):
-            shape = [int(x) for x in dims.split(",") if x.strip()]
-            f = os.path.join(tmp, name + ".npy")
-            np.save(f, rng.standard_normal(shape).astype({"f32": np.float32, "f64": np.float64}[dtype]))
-            args.append("--input=%s=%s" % (name, f))
-    return args
 
 
 def gpu_tables(stderr):

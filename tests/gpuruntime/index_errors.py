@@ -26,6 +26,8 @@ import tempfile
 
 import numpy as np
 
+import gpu_programs  # the drivers' GPU table (this folder)
+
 SKIP = 77
 
 PROGRAM = """device gpu = hip(0)
@@ -62,7 +64,6 @@ CASES = [
      "4:11: error[E0405]: index 30 is out of range for axis 1 with size 6"),
 ]
 
-GPU_TABLE = re.compile(r"^gpu (\d+): (.*)\n\s+(\d+) launches of (\d+) kernels", re.M)
 
 
 def fail(msg):
@@ -103,7 +104,6 @@ def main():
                 f = os.path.join(tmp, "%s%d.npy" % (key, n))
                 np.save(f, np.array(values[key], dtype=dtype))
                 inputs.append("--input=%s=%s" % (key, f))
-            outs = {}
             ref_out = os.path.join(tmp, "cpu%d" % n)
             ref = run([a.mdl, "run", path, "--backend=interp", "--quiet", "--out", ref_out] + inputs,
                       cpu_env)
@@ -124,7 +124,7 @@ def main():
                         "no device" not in p.stderr:
                     print("SKIP: no OpenCL device: " + p.stderr.strip().splitlines()[0])
                     return SKIP
-                tables = GPU_TABLE.findall(p.stderr)
+                tables = gpu_programs.GPU_TABLE.findall(p.stderr)
                 if not tables or int(tables[0][2]) == 0:
                     fail("%s on %s: --timings shows no kernels launched on a GPU\n%s" %
                          (name, backend, p.stderr))

@@ -60,6 +60,28 @@ def same_text(a, b, rtol, atol):
     return True
 
 
+def inputs_of(path):
+    """--input arguments for a program: its .inputs folder, else
+    deterministic random arrays of main's declared (static) types."""
+    base = path[:-len(".mdl")]
+    args = []
+    if os.path.isdir(base + ".inputs"):
+        for f in sorted(os.listdir(base + ".inputs")):
+            if f.endswith(".npy"):
+                args.append("--input=%s=%s" % (f[:-4], os.path.join(base + ".inputs", f)))
+        return args
+    m = re.search(r"^fn\s+main\s*\(([^)]*)\)", open(path).read(), re.M)
+    if m and m.group(1).strip():
+        rng = np.random.default_rng(0)
+        tmp = tempfile.mkdtemp()
+        for name, dtype, dims in re.findall(r"(\w+)\s*:\s*(\w+)\[([\d,\s]*)\]", m.group(1)):
+            shape = [int(x) for x in dims.split(",") if x.strip()]
+            f = os.path.join(tmp, name + ".npy")
+            np.save(f, rng.standard_normal(shape).astype({"f32": np.float32, "f64": np.float64}[dtype]))
+            args.append("--input=%s=%s" % (name, f))
+    return args
+
+
 def check(mdl, path):
     base = path[:-len(".mdl")]
     if re.search(r"^\s*device\s+\w+\s*=\s*mpc\s*\(", open(path).read(), re.M):
@@ -71,23 +93,7 @@ def check(mdl, path):
         for line in open(tol):
             k, v = line.split()
             rtol, atol = (float(v), atol) if k == "rtol" else (rtol, float(v))
-    inputs = []
-    source = open(path).read()
-    m = re.search(r"^fn\s+main\s*\(([^)]*)\)", source, re.M)
-    if m and m.group(1).strip() and not os.path.isdir(base + ".inputs"):
-        # Arguments without an inputs folder: deterministic random arrays of
-        # the declared (static) types.
-        rng = np.random.default_rng(0)
-        tmp = tempfile.mkdtemp()
-        for name, dtype, dims in re.findall(r"(\w+)\s*:\s*(\w+)\[([\d,\s]*)\]", m.group(1)):
-            shape = [int(x) for x in dims.split(",") if x.strip()]
-            f = os.path.join(tmp, name + ".npy")
-            np.save(f, rng.standard_normal(shape).astype({"f32": np.float32, "f64": np.float64}[dtype]))
-            inputs.append("--input=%s=%s" % (name, f))
-    if os.path.isdir(base + ".inputs"):
-        for f in sorted(os.listdir(base + ".inputs")):
-            if f.endswith(".npy"):
-                inputs.append("--input=%s=%s" % (f[:-4], os.path.join(base + ".inputs", f)))
+    inputs = inputs_of(path)
     with tempfile.TemporaryDirectory() as d:
         outs, texts = [], []
         for backend in ("interp", "jit"):

@@ -35,7 +35,6 @@ unloadable) as the oracle. --timings must show kernels launched on the GPU.
 import argparse
 import os
 import random
-import re
 import subprocess
 import sys
 import tempfile
@@ -43,7 +42,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpuruntime"))
-import gpu_programs  # noqa: E402 (the GPU drivers' rule for a missing device)
+import gpu_programs  # noqa: E402 (the GPU drivers' tables, widening, missing devices)
 
 SMALL = [1, 3, 7, 16, 33]
 LARGE = [5, 8, 64, 130]
@@ -280,9 +279,6 @@ class Gen:
         return "\n".join(devices + self.params + [head] + body + [ret, "}"]) + "\n"
 
 
-GPU_TABLE = re.compile(r"^gpu (\d+): (.*)\n\s+(\d+) launches of (\d+) kernels", re.M)
-
-
 def run(mdl, path, backend, out, extra=(), env=None):
     return subprocess.run([mdl, "run", path, "--backend=" + backend, "--quiet", "--out", out] +
                           list(extra), capture_output=True, text=True, timeout=600, env=env)
@@ -290,24 +286,17 @@ def run(mdl, path, backend, out, extra=(), env=None):
 
 def launched(stderr):
     """Why a GPU run's --timings do not show kernels launched, or None."""
-    tables = GPU_TABLE.findall(stderr)
+    tables = gpu_programs.GPU_TABLE.findall(stderr)
     if not tables:
         return "--timings shows no GPU: the program did not run on one"
     idle = [t[0] for t in tables if int(t[2]) == 0]
     return "gpu %s launched no kernel" % ", ".join(idle) if idle else None
 
 
-def widen(a):
-    """Float64 values of a result (bf16 is saved as two-byte void, '<V2')."""
-    if a.dtype.kind == "V" and a.dtype.itemsize == 2:
-        a = (a.reshape(-1).view(np.uint16).astype(np.uint32) << 16).view(np.float32).reshape(a.shape)
-    return a.astype(np.float64)
-
-
 def compare(a, b):
     if a.dtype != b.dtype or a.shape != b.shape:
         return "dtype/shape %s%s vs %s%s" % (a.dtype, a.shape, b.dtype, b.shape)
-    a64, b64 = widen(a), widen(b)
+    a64, b64 = gpu_programs.widen(a), gpu_programs.widen(b)
     scale = max(1.0, float(np.nanmax(np.abs(b64))) if b64.size else 1.0)
     tol = TOLERANCE[DTYPE]
     bad = ~((np.abs(a64 - b64) <= tol * scale + tol * np.abs(b64)) |
