@@ -19,6 +19,7 @@
 // its thread: the residual copied into the output (the sum post-operation
 // adds to what the output holds), the primitive, the activation.
 #include "backend/jit/ConvPrimitive.h"
+#include "backend/jit/Onednn.h"
 #include "backend/cpu/Kernels.h"
 #include "backend/jit/WorkerPool.h"
 #include "ir/Half.h"
@@ -47,11 +48,6 @@ namespace {
 constexpr int64_t kShareMacs = int64_t(1) << 21;
 /// Elements below which a conversion stays on one thread.
 constexpr int64_t kParallelElements = int64_t(1) << 16;
-
-dnnl::engine &cpuEngine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
 
 std::optional<memory::data_type> onednnType(DType t) {
   switch (t) {
@@ -289,18 +285,18 @@ bool ConvPrimitive::Impl::makePart(Part &p, const memory::desc &src, const memor
   };
   std::optional<dnnl::convolution_forward::primitive_desc> pd;
   try {
-    pd.emplace(desc(kernel), attr, cpuEngine());
+    pd.emplace(desc(kernel), attr, onednnEngine());
   } catch (const dnnl::error &) {
     if (kernel.data.format_kind == dnnl_format_kind_any)
       throw;
     // Another slab's choice of kernel layout: this one chooses its own.
     pd.emplace(desc(memory::desc(kernel.dims(), kernel.data_type(), memory::format_tag::any)), attr,
-               cpuEngine());
+               onednnEngine());
   }
   impl = pd->impl_info_str();
   p.kernel = pd->weights_desc();
   p.prim = dnnl::convolution_forward(*pd);
-  p.scratchpad = memory(pd->scratchpad_desc(), cpuEngine());
+  p.scratchpad = memory(pd->scratchpad_desc(), onednnEngine());
   return impl.rfind("ref", 0) != 0;
 }
 
@@ -508,8 +504,8 @@ bool ConvPrimitive::Impl::build() {
       if (p > 0 && !part.slice && part.kernel == parts[0].kernel)
         part.sharesFirst = true;
       else if (part.kernel != part.kernelPlain)
-        part.reorder = dnnl::reorder(memory(part.kernelPlain, cpuEngine(), DNNL_MEMORY_NONE),
-                                     memory(part.kernel, cpuEngine(), DNNL_MEMORY_NONE));
+        part.reorder = dnnl::reorder(memory(part.kernelPlain, onednnEngine(), DNNL_MEMORY_NONE),
+                                     memory(part.kernel, onednnEngine(), DNNL_MEMORY_NONE));
       if (residualAfter)
         part.temp.resize(size_t(part.dstCount) * (viaFloat ? sizeof(float) : dtypeSize(yType)));
     }
@@ -536,7 +532,7 @@ void runPart(void *p, int64_t k) {
   ConvPrimitive::Impl &impl = *c.impl;
   ConvPrimitive::Impl::Part &part = impl.parts[size_t(k)];
   try {
-    dnnl::engine &eng = cpuEngine();
+    dnnl::engine &eng = onednnEngine();
     size_t elem = impl.viaFloat ? sizeof(float) : dtypeSize(impl.yType);
     char *y = static_cast<char *>(c.y) + part.dstOff * int64_t(elem);
     const char *r =
@@ -559,7 +555,7 @@ void runPart(void *p, int64_t k) {
     }
     if (c.bias)
       args[DNNL_ARG_BIAS] = memory(part.bias, eng, const_cast<float *>(c.bias) + part.channelOff);
-    dnnl::stream s(eng);
+    dnnl::stream &s = onednnThreadStream();
     part.prim->execute(s, args);
     s.wait();
     if (impl.residualAfter) {
@@ -586,7 +582,7 @@ void runPart(void *p, int64_t k) {
 } // namespace
 
 void ConvPrimitive::Impl::kernelMemories(const void *kernelIn, std::vector<memory> &out) {
-  dnnl::engine &eng = cpuEngine();
+  dnnl::engine &eng = onednnEngine();
   bool fresh = !constantKernel || kernelFrom != kernelIn;
   const void *w = kernelIn;
   if (viaFloat) {
@@ -611,7 +607,7 @@ void ConvPrimitive::Impl::kernelMemories(const void *kernelIn, std::vector<memor
         // At every call: on this thread (an OpenMP team would spin beside
         // the worker pool afterwards).
         OpenMPThreads threads(constantKernel ? omp_get_max_threads() : 1);
-        dnnl::stream s(eng);
+        dnnl::stream &s = onednnThreadStream();
         p.reorder->execute(s, plain, *p.kernelMem);
         s.wait();
       }
@@ -706,9 +702,7 @@ void prepareOne(void *list, int64_t i) {
 
 void ConvPrimitive::prepare(const std::vector<ConvPrimitive *> &convs,
                             const std::vector<const void *> &kernels) {
-  // oneDNN marks every call for Intel's tracing tools unless told not to;
-  // it reads this once, at its first use.
-  setenv("DNNL_ITT_TASK_LEVEL", "0", 0);
+  // (oneDNN's tracing-tool marks are off: onednnEngine.)
   std::vector<Impl *> list;
   for (ConvPrimitive *c : convs)
     list.push_back(c->impl_.get());

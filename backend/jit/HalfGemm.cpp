@@ -29,11 +29,10 @@
 //    oneDNN refuses a shape, widen to f32, multiply with dnnl_sgemm and
 //    round the result: the interpreter's computation.
 // MDL_GEMM_TRACE=1 prints each primitive made, with the kernel oneDNN chose.
+#include "backend/jit/Onednn.h"
 #include "backend/jit/Runtime.h"
 #include "backend/jit/WorkerPool.h"
 #include "ir/Half.h"
-
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -45,6 +44,19 @@
 #include <vector>
 
 namespace mdl::backend::jit {
+
+dnnl::engine &onednnEngine() {
+  static dnnl::engine e = [] {
+    setenv("DNNL_ITT_TASK_LEVEL", "0", 0);
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
+  return e;
+}
+
+dnnl::stream &onednnThreadStream() {
+  thread_local dnnl::stream s(onednnEngine());
+  return s;
+}
 
 namespace {
 
@@ -100,11 +112,6 @@ bool dense(const Layout &l, int64_t rows, int64_t cols) {
 
 Layout rowMajorLayout(int64_t rows, int64_t cols, bool shared) {
   return {shared ? 0 : rows * cols, cols, 1};
-}
-
-dnnl::engine &engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
 }
 
 /// One operand's descriptor: two-dimensional for a single matrix (oneDNN
@@ -166,7 +173,7 @@ bool makePrimitive(const Shape &s, Entry &e, bool blockedB = false) {
     e.c = memDesc(s.c, s.batch, s.M, s.N, outIsF32(s.code) ? dt::f32 : dt::bf16);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e.a, e.b, e.c), attr, engine());
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e.a, e.b, e.c), attr, onednnEngine());
     e.impl = pd.impl_info_str();
     e.scratch = pd.scratchpad_desc();
     e.b = pd.weights_desc();
@@ -254,11 +261,6 @@ Buffers &buffers() {
   return b;
 }
 
-dnnl::stream &threadStream() {
-  thread_local dnnl::stream s(engine());
-  return s;
-}
-
 /// Copies `batch` matrices [rows, cols] of T laid out as `l` into dense
 /// row-major ones (or back, when `out`): whole rows when they are
 /// contiguous, else along the source's unit-stride axis.
@@ -331,8 +333,8 @@ const void *blockedRhs(RuntimeContext *ctx, const char *b, const dnnl::memory::d
     if (it.from == from && it.layout == to)
       return it.mem.get_data_handle();
   try {
-    dnnl::memory src(from, engine(), const_cast<char *>(b)), dst(to, engine());
-    dnnl::stream &st = threadStream();
+    dnnl::memory src(from, onednnEngine(), const_cast<char *>(b)), dst(to, onednnEngine());
+    dnnl::stream &st = onednnThreadStream();
     dnnl::reorder(src, dst).execute(st, src, dst);
     st.wait();
     v.push_back({from, to, dst});
@@ -415,12 +417,12 @@ void runPiece(RuntimeContext *ctx, const Shape &s, const char *a, const char *b,
   if (e.packC)
     pc = Buffers::grow(buf.c, size_t(s.batch * s.M * s.N) * outBytes(s.code));
   try {
-    dnnl::engine &eng = engine();
+    dnnl::engine &eng = onednnEngine();
     dnnl::memory ma(e.a, eng, const_cast<char *>(pa)), mb(e.b, eng, const_cast<char *>(pb)),
         mc(e.c, eng, pc),
         ms(e.scratch, eng, Buffers::grow(buf.scratch, std::max<size_t>(e.scratch.get_size(), 1)));
     e.prim.execute(
-        threadStream(),
+        onednnThreadStream(),
         {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_SCRATCHPAD, ms}});
   } catch (const dnnl::error &) {
     // Nothing may escape into generated code: the interpreter's way.
