@@ -22,18 +22,6 @@ namespace mdl::backend::hip {
 using llvm::Value;
 namespace jit = mdl::backend::jit;
 
-namespace {
-
-GpuLaunch launchOf(uint32_t kernel, int64_t groups, std::vector<GpuRef> args) {
-  GpuLaunch l;
-  l.kernel = kernel;
-  l.grid[0] = uint32_t(groups);
-  l.args = std::move(args);
-  return l;
-}
-
-} // namespace
-
 GpuLaunch emitConvKernel(GpuModule &gm, const View &out, const View &x, const View &w, int64_t sh,
                          int64_t sw, int64_t ph, int64_t pw) {
   KernelBuilder kb(gm, gm.kernelName("conv2d"), kBlock, {{true, "y"}, {true, "x"}, {true, "w"}});

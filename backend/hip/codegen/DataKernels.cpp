@@ -39,6 +39,8 @@ llvm::Type *bitsType(llvm::LLVMContext &c, DType t) {
   return llvm::Type::getIntNTy(c, unsigned(dtypeSize(t) * 8));
 }
 
+} // namespace
+
 GpuLaunch launchOf(uint32_t kernel, int64_t groups, std::vector<GpuRef> args) {
   GpuLaunch l;
   l.kernel = kernel;
@@ -46,8 +48,6 @@ GpuLaunch launchOf(uint32_t kernel, int64_t groups, std::vector<GpuRef> args) {
   l.args = std::move(args);
   return l;
 }
-
-} // namespace
 
 GpuLaunch emitCopyKernel(GpuModule &gm, const View &dst, const View &src) {
   std::vector<int64_t> shape = dst.shape;

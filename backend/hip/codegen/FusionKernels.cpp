@@ -489,11 +489,7 @@ private:
     kb_ = nullptr;
     if (!ok)
       return false;
-    GpuLaunch l;
-    l.kernel = index;
-    l.grid[0] = uint32_t(groups);
-    l.args = refs;
-    launches.push_back(std::move(l));
+    launches.push_back(launchOf(index, groups, refs));
     return true;
   }
 

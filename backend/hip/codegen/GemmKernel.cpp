@@ -144,9 +144,7 @@ bool emitGemmKernel(GpuModule &gm, const GpuGemm &g, ir::DType dtype, GpuLaunch 
         });
       }
   });
-  launch.kernel = kb.finish();
-  launch.grid[0] = uint32_t(std::min(work, kMaxGroups));
-  launch.args = {g.a, g.b, g.c};
+  launch = launchOf(kb.finish(), std::min(work, kMaxGroups), {g.a, g.b, g.c});
   if (epilogue)
     launch.args.insert(launch.args.end(), epilogue->refs().begin(), epilogue->refs().end());
   return ok;

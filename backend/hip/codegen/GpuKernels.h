@@ -101,6 +101,9 @@ private:
   std::unique_ptr<FusionEmitter> impl_;
 };
 
+/// A launch of `kernel` on `groups` work-groups along x, with `args`.
+GpuLaunch launchOf(uint32_t kernel, int64_t groups, std::vector<GpuRef> args);
+
 GpuLaunch emitCopyKernel(GpuModule &gm, const View &dst, const View &src);
 /// `value`: the bytes of one element of dst's type.
 GpuLaunch emitFillKernel(GpuModule &gm, const View &dst, const std::string &value);
