@@ -144,25 +144,10 @@ int copyOut(mdl_device *d, void *dst, const mdl_buffer *src) {
   return 0;
 }
 
-int copyWithin(mdl_device *d, const mdl_buffer *dst, const mdl_buffer *src) {
-  uint64_t dstBytes = 0, srcBytes = 0;
-  auto to = d->resolve(*dst, dstBytes);
-  if (!to)
-    return fails(d, to.takeError());
-  auto from = d->resolve(*src, srcBytes);
-  if (!from)
-    return fails(d, from.takeError());
-  if (dstBytes != srcBytes)
-    return fails(d, llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                            "a copy of " + std::to_string(srcBytes) +
-                                                " bytes into " + std::to_string(dstBytes)));
-  if (Error e = d->gpu->copy(*to, *from, srcBytes))
-    return fails(d, std::move(e));
-  d->stats.bytesWithin += srcBytes;
-  return 0;
-}
-
-int copyPeer(mdl_device *d, const mdl_buffer *dst, mdl_device *from, const mdl_buffer *src) {
+// Copies `src` of device `from` into `dst` of `d` (within `d`, or from a
+// peer), which must be as large; `bytes` counts what was copied.
+int copyBuffer(mdl_device *d, const mdl_buffer *dst, mdl_device *from, const mdl_buffer *src,
+               bool peer, uint64_t &bytes) {
   uint64_t dstBytes = 0, srcBytes = 0;
   auto to = d->resolve(*dst, dstBytes);
   if (!to)
@@ -174,10 +159,20 @@ int copyPeer(mdl_device *d, const mdl_buffer *dst, mdl_device *from, const mdl_b
     return fails(d, llvm::createStringError(llvm::inconvertibleErrorCode(),
                                             "a copy of " + std::to_string(srcBytes) +
                                                 " bytes into " + std::to_string(dstBytes)));
-  if (Error e = d->gpu->copyFromPeer(*to, *from->gpu, *at, srcBytes))
+  Error e = peer ? d->gpu->copyFromPeer(*to, *from->gpu, *at, srcBytes)
+                 : d->gpu->copy(*to, *at, srcBytes);
+  if (e)
     return fails(d, std::move(e));
-  d->stats.bytesPeer += srcBytes;
+  bytes += srcBytes;
   return 0;
+}
+
+int copyWithin(mdl_device *d, const mdl_buffer *dst, const mdl_buffer *src) {
+  return copyBuffer(d, dst, d, src, false, d->stats.bytesWithin);
+}
+
+int copyPeer(mdl_device *d, const mdl_buffer *dst, mdl_device *from, const mdl_buffer *src) {
+  return copyBuffer(d, dst, from, src, true, d->stats.bytesPeer);
 }
 
 mdl_program *loadProgram(mdl_device *d, const mdl_artifact *a) {
