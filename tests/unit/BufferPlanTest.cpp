@@ -2,16 +2,10 @@
 // sharing of arena slots by liveness, views instead of copies, values
 // computed straight into their destinations, and updates computed in the
 // buffer of the operand they update when, and only when, that is safe.
-#include "TestSupport.h"
+#include "PlannedProgram.h"
 #include "stdlib/Registry.h"
 
 #include "backend/jit/BufferPlan.h"
-#include "ir/passes/Affinity.h"
-#include "ir/passes/Canonicalize.h"
-#include "ir/passes/Fuse.h"
-#include "ir/passes/InsertTransfers.h"
-#include "ir/passes/Partition.h"
-#include "ir/passes/Specialize.h"
 
 #include <gtest/gtest.h>
 
@@ -75,40 +69,9 @@ TEST(AssignOffsetsTest, RandomIntervalsNeverCollide) {
   }
 }
 
-/// A program through the JIT's pipeline, planned.
-struct Planned {
-  std::unique_ptr<test::Compiled> compiled;
-  std::unique_ptr<Module> module;
-  const Function *main = nullptr;
-  FunctionPlan plan;
+using Planned = test::PlannedProgram;
 
-  /// The results of operations of kind `k` in `main`, in walk order.
-  std::vector<const Value *> results(OpKind k) const {
-    std::vector<const Value *> out;
-    walk(*main->body, [&](const Operation &op) {
-      if (op.kind == k)
-        out.push_back(op.results[0].get());
-    });
-    return out;
-  }
-  const Root &root(const Value *v) const { return plan.rootOf(v); }
-};
-
-Planned plan(const std::string &text) {
-  Planned p;
-  p.compiled = test::compileText(text);
-  EXPECT_TRUE(p.compiled->module) << "does not compile";
-  ir::DiagnosticEngine diags;
-  auto specialized = passes::specialize(*p.compiled->module, {}, diags);
-  p.module = passes::affinity(*specialized, {}, diags);
-  passes::insertTransfers(*p.module, diags);
-  passes::partition(*p.module);
-  passes::canonicalize(*p.module);
-  passes::fuse(*p.module);
-  p.main = p.module->findFunction("main");
-  p.plan = backend::jit::planBuffers(*p.module, *p.main, {}, {});
-  return p;
-}
+Planned plan(const std::string &text) { return test::planProgram(text); }
 
 TEST(BufferPlanTest, DeadIntermediatesShareMemory) {
   Planned p = plan(R"(

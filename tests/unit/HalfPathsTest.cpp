@@ -3,19 +3,12 @@
 // fused loop nest are kept in a row buffer for a later phase
 // (backend/jit/RowCache.cpp). Results against the interpreter are checked
 // by tests/jit/halves.py and the random programs; this checks the decisions.
-#include "TestSupport.h"
+#include "PlannedProgram.h"
 #include "stdlib/Registry.h"
 
-#include "backend/jit/BufferPlan.h"
 #include "backend/jit/Codegen.h"
 #include "backend/jit/Runtime.h"
-#include "ir/passes/Affinity.h"
-#include "ir/passes/Canonicalize.h"
-#include "ir/passes/Fuse.h"
 #include "ir/passes/FusionDomain.h"
-#include "ir/passes/InsertTransfers.h"
-#include "ir/passes/Partition.h"
-#include "ir/passes/Specialize.h"
 
 #include <gtest/gtest.h>
 
@@ -24,38 +17,9 @@ namespace {
 
 using namespace ir;
 
-/// A program through the JIT's passes, with main planned.
-struct Prepared {
-  std::unique_ptr<test::Compiled> compiled;
-  std::unique_ptr<Module> module;
-  const Function *main = nullptr;
-  backend::jit::FunctionPlan plan;
+using Prepared = test::PlannedProgram;
 
-  std::vector<const Operation *> ops(OpKind k) const {
-    std::vector<const Operation *> out;
-    walk(*main->body, [&](const Operation &op) {
-      if (op.kind == k)
-        out.push_back(&op);
-    });
-    return out;
-  }
-};
-
-Prepared prepare(const std::string &text) {
-  Prepared p;
-  p.compiled = test::compileText(text);
-  EXPECT_TRUE(p.compiled->module) << "does not compile";
-  DiagnosticEngine diags;
-  auto specialized = passes::specialize(*p.compiled->module, {}, diags);
-  p.module = passes::affinity(*specialized, {}, diags);
-  passes::insertTransfers(*p.module, diags);
-  passes::partition(*p.module);
-  passes::canonicalize(*p.module);
-  passes::fuse(*p.module);
-  p.main = p.module->findFunction("main");
-  p.plan = backend::jit::planBuffers(*p.module, *p.main, {}, {});
-  return p;
-}
+Prepared prepare(const std::string &text) { return test::planProgram(text); }
 
 TEST(HalfPathsTest, ProductsOfHalvesRunInTheRuntime) {
   Prepared p = prepare(R"(
