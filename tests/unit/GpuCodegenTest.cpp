@@ -3,7 +3,7 @@
 // every target (their code's form, kernels, steps), scratch shared by
 // liveness, outputs written in place, halves, index checks and the error
 // record, and the refusals. What the kernels
-// compute is tested on PoCL (tests/gpu/pocl_programs.py).
+// compute is tested on PoCL (tests/gpuruntime/gpu_programs.py).
 #include "backend/hip/GpuOps.h"
 #include "backend/hip/GpuProgram.h"
 #include "backend/hip/codegen/SegmentCompiler.h"
@@ -425,12 +425,16 @@ func @main(%0: f32[70, 130] on @gpu, %1: f32[130, 90] on @gpu, %2: f32[90] on @g
     EXPECT_TRUE(at[4][1]->gemm.hasEpilogue);
     // A softmax (reductions) after the product, and a product also yielded:
     // no epilogue.
-    for (uint32_t line : {5u, 6u})
+    for (uint32_t line : {5u, 6u}) {
+      int gemms = 0;
       for (const GpuStep *s : at[line]) {
         if (s->kind == GpuStep::Kind::Gemm) {
+          ++gemms;
           EXPECT_FALSE(s->gemm.hasEpilogue) << line << ": " << s->what;
         }
       }
+      EXPECT_EQ(gemms, 1) << target << ", line " << line;
+    }
   }
 }
 
