@@ -23,6 +23,7 @@
 #include "ir/passes/CanonicalizeInternal.h"
 #include "stdlib/Registry.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace mdl::passes {
@@ -65,10 +66,14 @@ bool broadcast(Ints a, Ints b, Ints &out) {
 
 class ViewSimplifier {
 public:
+  /// Counts the uses of each value and records who reads it (the kind of
+  /// its one reader matters for reshape chains).
   explicit ViewSimplifier(Region &body) : body_(body) {
     for (auto &op : body.ops)
-      for (const Value *v : op->operands)
+      for (const Value *v : op->operands) {
         ++uses_[v];
+        readers_[v] = op->kind;
+      }
   }
 
   int run() {
@@ -239,20 +244,23 @@ private:
       for (const Value *v : op->operands)
         ++uses[v];
     int dropped = 0;
+    std::vector<std::unique_ptr<Operation>> kept; // in reverse
     for (size_t i = body_.ops.size(); i-- > 0;) {
       Operation &op = *body_.ops[i];
-      if (op.kind == OpKind::Yield || !op.regions.empty() || stdlib::isOrchestration(op.kind))
-        continue;
-      bool dead = true;
+      bool dead = op.kind != OpKind::Yield && op.regions.empty() &&
+                  !stdlib::isOrchestration(op.kind);
       for (auto &r : op.results)
         dead &= !uses.count(r.get()) || uses[r.get()] == 0;
-      if (!dead)
-        continue;
-      for (const Value *v : op.operands)
-        --uses[v];
-      body_.ops.erase(body_.ops.begin() + long(i));
-      ++dropped;
+      if (dead) {
+        for (const Value *v : op.operands)
+          --uses[v];
+        ++dropped;
+      } else {
+        kept.push_back(std::move(body_.ops[i]));
+      }
     }
+    std::reverse(kept.begin(), kept.end());
+    body_.ops = std::move(kept);
     return dropped;
   }
 
@@ -261,20 +269,10 @@ private:
   std::unordered_map<const Value *, OpKind> readers_;
   ValueMap map_;
   int changed_ = 0;
-
-public:
-  /// Records who reads each value (the kind of its one reader matters for
-  /// reshape chains).
-  ViewSimplifier &withReaders() {
-    for (auto &op : body_.ops)
-      for (const Value *v : op->operands)
-        readers_[v] = op->kind;
-    return *this;
-  }
 };
 
 } // namespace
 
-int simplifyViews(Region &segmentBody) { return ViewSimplifier(segmentBody).withReaders().run(); }
+int simplifyViews(Region &segmentBody) { return ViewSimplifier(segmentBody).run(); }
 
 } // namespace mdl::passes
