@@ -146,6 +146,18 @@ struct OpenClLibrary {
   }
 };
 
+// The text of an OpenCL info query, `query(size, buffer, &needed)`: its
+// size asked first, then the text, cut at its NUL ("" when it fails).
+template <typename Query> std::string infoString(Query query) {
+  size_t n = 0;
+  if (query(size_t(0), static_cast<char *>(nullptr), &n) != CL_SUCCESS || n == 0)
+    return "";
+  std::string s(n, '\0');
+  query(n, s.data(), static_cast<size_t *>(nullptr));
+  s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
+  return s;
+}
+
 struct Platform {
   cl_platform_id id = nullptr;
   std::vector<cl_device_id> devices;
@@ -172,13 +184,9 @@ struct OpenCl {
   }
 
   std::string platformString(cl_platform_id p, cl_platform_info what) {
-    size_t n = 0;
-    if (cl.getPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0)
-      return "";
-    std::string s(n, '\0');
-    cl.getPlatformInfo(p, what, n, s.data(), nullptr);
-    s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
-    return s;
+    return infoString([&](size_t n, char *s, size_t *needed) {
+      return cl.getPlatformInfo(p, what, n, s, needed);
+    });
   }
 
   void init() {
@@ -249,13 +257,9 @@ struct OpenCl {
 };
 
 std::string deviceString(const OpenClLibrary &cl, cl_device_id d, cl_device_info what) {
-  size_t n = 0;
-  if (cl.getDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0)
-    return "";
-  std::string s(n, '\0');
-  cl.getDeviceInfo(d, what, n, s.data(), nullptr);
-  s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
-  return s;
+  return infoString([&](size_t n, char *s, size_t *needed) {
+    return cl.getDeviceInfo(d, what, n, s, needed);
+  });
 }
 
 template <typename T> T deviceValue(const OpenClLibrary &cl, cl_device_id d, cl_device_info what) {
@@ -535,14 +539,9 @@ private:
 
   // The compiler's log, trimmed: the first lines say what it refused.
   std::string buildLog(cl_program program) {
-    size_t n = 0;
-    if (cl_.getProgramBuildInfo(program, device_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n) !=
-            CL_SUCCESS ||
-        n == 0)
-      return "";
-    std::string log(n, '\0');
-    cl_.getProgramBuildInfo(program, device_, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
-    log.resize(log.find('\0') == std::string::npos ? log.size() : log.find('\0'));
+    std::string log = infoString([&](size_t n, char *s, size_t *needed) {
+      return cl_.getProgramBuildInfo(program, device_, CL_PROGRAM_BUILD_LOG, n, s, needed);
+    });
     while (!log.empty() && (log.back() == '\n' || log.back() == ' '))
       log.pop_back();
     if (log.size() > 2000)
