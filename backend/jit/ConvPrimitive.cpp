@@ -60,28 +60,57 @@ std::optional<memory::data_type> onednnType(DType t) {
   }
 }
 
+/// A conversion between f32 and a half type, in pieces on the worker pool
+/// from kParallelElements elements (never an OpenMP team: it would spin
+/// beside the pool's threads afterwards).
+struct Conversion {
+  const void *src;
+  void *dst;
+  DType t;
+  bool widen; // half to f32 (else f32 to half, rounded)
+  int64_t n, chunk;
+
+  void range(int64_t begin, int64_t end) const {
+    const uint16_t *h = static_cast<const uint16_t *>(src);
+    const float *f = static_cast<const float *>(src);
+    float *fo = static_cast<float *>(dst);
+    uint16_t *ho = static_cast<uint16_t *>(dst);
+    for (int64_t i = begin; i < end; ++i) {
+      if (widen)
+        fo[i] = t == DType::BF16 ? bf16ToFloat(h[i]) : halfToFloat(h[i]);
+      else
+        ho[i] = t == DType::BF16 ? floatToBf16(f[i]) : floatToHalf(f[i]);
+    }
+  }
+  void run() {
+    if (t == DType::F32) {
+      std::memcpy(dst, src, size_t(n) * sizeof(float));
+      return;
+    }
+    WorkerPool &pool = WorkerPool::get();
+    if (n < kParallelElements || pool.size() <= 1) {
+      range(0, n);
+      return;
+    }
+    chunk = (n + int64_t(pool.size()) - 1) / int64_t(pool.size());
+    pool.run(
+        (n + chunk - 1) / chunk,
+        [](void *p, int64_t k) {
+          const Conversion &c = *static_cast<const Conversion *>(p);
+          c.range(k * c.chunk, std::min(c.n, (k + 1) * c.chunk));
+        },
+        this);
+  }
+};
+
 /// dst[i] = float(src[i]) for f16, bf16 or f32 data.
 void toFloat(const void *src, DType t, float *dst, int64_t n) {
-  const uint16_t *h = static_cast<const uint16_t *>(src);
-  if (t == DType::F32) {
-    std::memcpy(dst, src, size_t(n) * sizeof(float));
-    return;
-  }
-#pragma omp parallel for if (n >= kParallelElements) schedule(static)
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = t == DType::BF16 ? bf16ToFloat(h[i]) : halfToFloat(h[i]);
+  Conversion{src, dst, t, true, n, 0}.run();
 }
 
 /// dst[i] = src[i] rounded to t (f16 or bf16; f32 copies).
 void fromFloat(const float *src, DType t, void *dst, int64_t n) {
-  uint16_t *h = static_cast<uint16_t *>(dst);
-  if (t == DType::F32) {
-    std::memcpy(dst, src, size_t(n) * sizeof(float));
-    return;
-  }
-#pragma omp parallel for if (n >= kParallelElements) schedule(static)
-  for (int64_t i = 0; i < n; ++i)
-    h[i] = t == DType::BF16 ? floatToBf16(src[i]) : floatToHalf(src[i]);
+  Conversion{src, dst, t, false, n, 0}.run();
 }
 
 /// y = clip(y, lo, hi) in place, NaN kept (the reference's comparisons).
